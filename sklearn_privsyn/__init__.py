@@ -1,0 +1,43 @@
+"""Differentially private synthetic data as scikit-learn estimators.
+
+The algorithms come from Vietri, Tian, Bun, Steinke and Wu, "New
+Oracle-Efficient Algorithms for Private Synthetic Data Release" (ICML 2020).
+Public names are imported lazily so that ``import sklearn_privsyn`` stays fast
+and does not load the solver libraries until they are used.
+"""
+
+import importlib
+
+from .exceptions import BudgetExceededError, PrivacyLeakWarning, SolverWarning
+
+__version__ = "0.1.0.dev0"
+
+_LAZY = {
+    "QueryWorkload": "workload",
+    "PrivacyLedger": "privacy",
+    "FEM": "fem",
+    "SepFEM": "fem",
+    "DualQuery": "dualquery",
+    "DQRS": "dualquery",
+    "MWEM": "mwem",
+    "SyntheticDataTrainer": "trainer",
+}
+
+__all__ = [
+    "BudgetExceededError",
+    "PrivacyLeakWarning",
+    "SolverWarning",
+    "__version__",
+    *_LAZY,
+]
+
+
+def __getattr__(name):
+    if name in _LAZY:
+        module = importlib.import_module(f".{_LAZY[name]}", __name__)
+        return getattr(module, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def __dir__():
+    return sorted(__all__)

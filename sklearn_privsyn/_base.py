@@ -1,0 +1,232 @@
+"""Plumbing shared by every synthesizer: validation, budget, ledger, sampling.
+
+A subclass implements :meth:`BaseSynthesizer._fit_records`, which receives the
+private data in code space and returns weighted synthetic records. Everything
+else (turning ``epsilon``/``delta`` into a zCDP budget, the ledger, the
+workload clone, ``sample``) lives here, once.
+"""
+
+from numbers import Integral, Real
+
+import numpy as np
+import pandas as pd
+from sklearn.base import BaseEstimator, _fit_context, clone
+from sklearn.utils._param_validation import HasMethods, Interval, StrOptions
+from sklearn.utils.validation import check_is_fitted
+
+from .privacy import PrivacyLedger, epsilon_to_rho
+from .solvers import get_oracle
+from .workload import QueryWorkload
+
+__all__ = ["BaseSynthesizer"]
+
+
+def make_generator(random_state):
+    """Turn a scikit-learn ``random_state`` into a ``numpy.random.Generator``.
+
+    ``None`` gives fresh OS entropy, an int seeds the generator, a
+    ``RandomState`` is drawn from (so that it advances, as scikit-learn does),
+    and a ``Generator`` is used as it is.
+    """
+    if random_state is None or isinstance(random_state, (Integral, np.integer)):
+        return np.random.default_rng(random_state)
+    if isinstance(random_state, np.random.Generator):
+        return random_state
+    if isinstance(random_state, np.random.RandomState):
+        return np.random.default_rng(random_state.randint(np.iinfo(np.int32).max))
+    raise ValueError(
+        f"random_state must be None, an int, a RandomState or a Generator; got {random_state!r}"
+    )
+
+
+def allocate_counts(weights, n_samples, rng):
+    """Split ``n_samples`` rows among records in proportion to ``weights``.
+
+    Each record gets ``floor(n * w)`` rows and the remainder is spread by
+    systematic sampling, so every count is ``n * w`` rounded up or down and the
+    expected count is exactly ``n * w``. This has far less variance than
+    drawing rows independently, so a sample keeps the fitted answers closely.
+    """
+    expected = n_samples * np.asarray(weights, dtype=float)
+    counts = np.floor(expected).astype(np.int64)
+    remainder = expected - counts
+    missing = n_samples - int(counts.sum())
+    if missing > 0:
+        cumulative = np.cumsum(remainder)
+        points = rng.uniform() + np.arange(missing)
+        picked = np.searchsorted(cumulative, points, side="right")
+        picked = np.minimum(picked, len(counts) - 1)
+        np.add.at(counts, picked, 1)
+    return counts
+
+
+class BaseSynthesizer(BaseEstimator):
+    """Base class for the differentially private synthesizers.
+
+    Parameters are documented on each subclass. Fitted attributes common to
+    all synthesizers:
+
+    workload_ : QueryWorkload
+        The fitted clone of ``workload`` (or the default 3-way workload).
+    ledger_ : PrivacyLedger
+        Every mechanism run during ``fit`` and its zCDP cost.
+    rho_ : float
+        The zCDP budget derived from ``epsilon`` and ``delta_``.
+    delta_ : float
+        The delta used (``1 / n**2`` when ``delta=None``).
+    epsilon_ : float
+        The epsilon actually spent at ``delta_`` (never above ``epsilon``).
+    records_ : ndarray of shape (n_records, n_attributes)
+        Synthetic records in code space (the DP output).
+    weights_ : ndarray of shape (n_records,)
+        Their probabilities (they sum to one).
+    solver_stats_ : SolverStats or None
+        Oracle calls, time, time-outs and fallbacks.
+    """
+
+    _parameter_constraints: dict = {
+        "epsilon": [Interval(Real, 0, None, closed="neither")],
+        "delta": [Interval(Real, 0, 1, closed="neither"), None],
+        "workload": [HasMethods(["fit", "encode", "answer_codes"]), None],
+        "conversion": [StrOptions({"cks", "classic"})],
+        "random_state": ["random_state"],
+        "verbose": ["verbose"],
+    }
+
+    _target_column = "y"
+
+    def _make_workload(self):
+        if self.workload is None:
+            return QueryWorkload(k=3)
+        return clone(self.workload)
+
+    def _frame(self, X, y):
+        """X (and y as one more column) as a DataFrame, whether X was one, y's name."""
+        was_frame = isinstance(X, pd.DataFrame)
+        if not was_frame:
+            array = np.asarray(X)
+            if array.ndim != 2:
+                raise ValueError(
+                    f"X must be 2-dimensional (a DataFrame or an array of shape "
+                    f"(n_samples, n_features)); got an array of shape {array.shape}"
+                )
+            X = pd.DataFrame(array, columns=[f"x{i}" for i in range(array.shape[1])])
+        if y is None:
+            return X, was_frame, None
+        name = y.name if isinstance(y, pd.Series) and y.name is not None else self._target_column
+        values = np.asarray(y)
+        if values.ndim != 1:
+            raise ValueError(f"y must be 1-dimensional; got shape {values.shape}")
+        if name in X.columns:
+            raise ValueError(
+                f"y cannot be added as column {name!r}: X already has a column of that name"
+            )
+        if len(values) != len(X):
+            raise ValueError(f"X has {len(X)} rows but y has {len(values)}")
+        X = X.copy()
+        X[name] = values
+        return X, was_frame, name
+
+    @_fit_context(prefer_skip_nested_validation=True)
+    def fit(self, X, y=None):
+        """Spend the privacy budget on ``X`` and keep DP synthetic records.
+
+        Parameters
+        ----------
+        X : DataFrame or array-like of shape (n_samples, n_features)
+            The private data.
+        y : array-like of shape (n_samples,), default=None
+            If given, synthesised as one more column alongside ``X``.
+
+        Returns
+        -------
+        self : object
+            The fitted synthesizer.
+        """
+        frame, was_frame, y_name = self._frame(X, y)
+        workload = self._make_workload().fit(frame)
+        records = workload.encode(frame)
+        n = records.shape[0]
+        if n == 0:
+            raise ValueError("X has no rows: a synthesizer needs at least one row")
+        delta = self.delta if self.delta is not None else 1.0 / n**2
+        rho = epsilon_to_rho(self.epsilon, delta, method=self.conversion)
+        rng = make_generator(self.random_state)
+
+        self.workload_ = workload
+        self.delta_ = float(delta)
+        self.rho_ = float(rho)
+        self.ledger_ = PrivacyLedger(rho)
+        self.solver_stats_ = None
+        synthetic, weights = self._fit_records(records, rng)
+        self.records_ = np.asarray(synthetic, dtype=np.intp)
+        weights = np.asarray(weights, dtype=float)
+        self.weights_ = weights / weights.sum()
+        self.epsilon_ = (
+            self.ledger_.epsilon(self.delta_, method=self.conversion)
+            if self.ledger_.rho_spent > 0
+            else 0.0
+        )
+        self.n_features_in_ = frame.shape[1] - (0 if y is None else 1)
+        if was_frame:
+            self.feature_names_in_ = np.asarray(
+                [str(c) for c in frame.columns[: self.n_features_in_]], dtype=object
+            )
+        self.input_was_frame_ = was_frame
+        self.target_name_ = y_name
+        return self
+
+    def _fit_records(self, records, rng):  # pragma: no cover - abstract
+        raise NotImplementedError
+
+    def _oracle_session(self, rng):
+        """A fresh oracle session on the workload's one-hot layout, seeded from ``rng``."""
+        oracle = get_oracle(self.solver)
+        session = oracle.session(
+            self.workload_.layout_, int(rng.integers(np.iinfo(np.int32).max))
+        )
+        self.solver_stats_ = session.stats
+        return session
+
+    def sample(self, n_samples, random_state=None):
+        """Draw synthetic rows.
+
+        Rows are the fitted records, each repeated in proportion to its weight
+        (rounded up or down at random, see ``allocate_counts``), shuffled and
+        decoded into the columns, dtypes and categories of ``X``. Numeric
+        columns get values drawn uniformly within their bin.
+
+        Parameters
+        ----------
+        n_samples : int
+            Number of rows, at least 1.
+        random_state : int, RandomState instance or None, default=None
+            Seed for the draw; ``None`` uses the estimator's ``random_state``.
+
+        Returns
+        -------
+        X_synthetic : DataFrame or ndarray of shape (n_samples, n_features)
+            A DataFrame when ``fit`` got one, else an array. When ``y`` was
+            given to ``fit`` its column comes last.
+        """
+        check_is_fitted(self, "records_")
+        if isinstance(n_samples, bool) or not isinstance(n_samples, (Integral, np.integer)):
+            raise TypeError(f"n_samples must be an int; got {n_samples!r}")
+        if n_samples < 1:
+            raise ValueError(f"n_samples must be at least 1; got {n_samples}")
+        rng = make_generator(self.random_state if random_state is None else random_state)
+        counts = allocate_counts(self.weights_, int(n_samples), rng)
+        rows = np.repeat(self.records_, counts, axis=0)
+        rows = rows[rng.permutation(len(rows))]
+        frame = self.workload_.decode(rows, random_state=int(rng.integers(np.iinfo(np.int32).max)))
+        if self.input_was_frame_:
+            return frame
+        return frame.to_numpy()
+
+    def _more_tags(self):
+        return {"requires_y": False}
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.target_tags.required = False
+        return tags

@@ -1,0 +1,334 @@
+"""FEM and sepFEM: follow-the-perturbed-leader against the exponential mechanism.
+
+Vietri, Tian, Bun, Steinke and Wu, "New Oracle-Efficient Algorithms for Private
+Synthetic Data Release", ICML 2020, Algorithms 1-3.
+
+Each round the *query player* picks the query the current synthetic data answers
+worst, by the exponential mechanism (the only step that reads the private data
+and the only privacy cost), and the *data player* draws ``samples_per_round``
+follow-the-perturbed-leader samples: each is one oracle call that maximises the
+number of past chosen queries a record satisfies plus fresh random noise. The
+data player never sees the private data, so everything it does, whatever the
+solver returns, is post-processing.
+"""
+
+import math
+import time
+from numbers import Integral, Real
+
+import numpy as np
+from joblib import Parallel, delayed
+from sklearn.utils._param_validation import HasMethods, Interval, StrOptions
+
+from ._base import BaseSynthesizer
+from .privacy import exponential_mechanism, exponential_mechanism_rho
+from .solvers import OracleProblem, get_oracle
+
+__all__ = ["FEM", "SepFEM", "default_rounds"]
+
+
+def default_rounds(n, rho, n_candidates, scale=1.0):
+    """The default number of rounds T, derived from the regret trade-off.
+
+    The exponential mechanism with per-round parameter ``epsilon_0`` picks a
+    query whose error is within ``2 ln(m) / (n epsilon_0)`` of the worst (``m``
+    candidates). Spending ``rho`` over ``T`` rounds at ``epsilon_0**2 / 8`` each
+    gives ``epsilon_0 = sqrt(8 rho / T)``, so that slack grows like
+    ``sqrt(T)`` while the data player's regret falls like ``1 / sqrt(T)``.
+    Balancing the two gives ``T`` proportional to ``n sqrt(rho) / ln(m)``;
+    ``scale`` is the constant, chosen on generated data, not on the data sets
+    we report (see ``benchmarks/tune_fem.py``).
+
+    Parameters
+    ----------
+    n : int
+        Number of rows (public under replace-one neighbours).
+    rho : float
+        zCDP budget.
+    n_candidates : int
+        Queries the exponential mechanism chooses from (with negations).
+    scale : float, default=1.0
+        Multiplier of the rule.
+
+    Returns
+    -------
+    T : int
+        At least 1.
+
+    Examples
+    --------
+    >>> default_rounds(48842, 0.0145, 2 * 458996)
+    52
+    """
+    return max(1, int(round(scale * n * math.sqrt(rho) / math.log(n_candidates))))
+
+
+def _solve_chunk(oracle, layout, seed, problems):
+    """Solve problems in a fresh session (one joblib task); returns records and stats."""
+    session = oracle.session(layout, seed)
+    try:
+        records = [session.solve(problem).record for problem in problems]
+    finally:
+        session.close()
+    return records, session.stats
+
+
+class _FTPLSynthesizer(BaseSynthesizer):
+    """The primal framework (the paper's Algorithm 1) with a pluggable perturbation."""
+
+    _parameter_constraints: dict = {
+        **BaseSynthesizer._parameter_constraints,
+        "rounds": [Interval(Integral, 1, None, closed="left"), None],
+        "round_epsilon": [Interval(Real, 0, None, closed="neither"), None],
+        "noise_scale": [Interval(Real, 0, None, closed="neither"), None],
+        "samples_per_round": [Interval(Integral, 1, None, closed="left")],
+        "keep": [Interval(Real, 0, 1, closed="right")],
+        "solver": [StrOptions({"highs", "pulp", "heuristic", "brute"}), HasMethods(["session"])],
+        "n_jobs": [Integral, None],
+    }
+
+    def __init__(
+        self,
+        *,
+        epsilon=1.0,
+        delta=None,
+        workload=None,
+        rounds=None,
+        round_epsilon=None,
+        noise_scale=None,
+        samples_per_round=50,
+        keep=0.5,
+        solver="highs",
+        conversion="cks",
+        n_jobs=None,
+        random_state=None,
+        verbose=0,
+    ):
+        self.epsilon = epsilon
+        self.delta = delta
+        self.workload = workload
+        self.rounds = rounds
+        self.round_epsilon = round_epsilon
+        self.noise_scale = noise_scale
+        self.samples_per_round = samples_per_round
+        self.keep = keep
+        self.solver = solver
+        self.conversion = conversion
+        self.n_jobs = n_jobs
+        self.random_state = random_state
+        self.verbose = verbose
+
+    # -- schedule -----------------------------------------------------------------
+    def _schedule(self, n, n_candidates):
+        """(epsilon_0, rounds) from the parameters and the budget; uses public n only."""
+        if self.round_epsilon is not None and self.rounds is not None:
+            raise ValueError("give at most one of rounds and round_epsilon")
+        if self.round_epsilon is not None:
+            eps0 = float(self.round_epsilon)
+            rounds = int(math.floor(self.rho_ / exponential_mechanism_rho(eps0) * (1 + 1e-12)))
+            if rounds < 1:
+                raise ValueError(
+                    f"round_epsilon={eps0} costs {exponential_mechanism_rho(eps0):.3g} zCDP a "
+                    f"round, more than the whole budget rho={self.rho_:.3g}"
+                )
+            return eps0, rounds
+        rounds = self.rounds or default_rounds(n, self.rho_, n_candidates)
+        return math.sqrt(8.0 * self.rho_ / rounds), rounds
+
+    def _noise_scale(self, rounds):
+        if self.noise_scale is not None:
+            return float(self.noise_scale)
+        return self._default_noise_multiplier * math.sqrt(rounds)
+
+    # -- the game -----------------------------------------------------------------
+    def _fit_records(self, records, rng):
+        workload = self.workload_
+        layout = workload.layout_
+        n = records.shape[0]
+        n_queries = workload.n_queries_
+        eps0, rounds = self._schedule(n, 2 * n_queries)
+        eta = self._noise_scale(rounds)
+        round_rho = exponential_mechanism_rho(eps0)
+        self.round_epsilon_ = eps0
+        self.noise_scale_ = eta
+
+        # PRIVATE: the only read of the data; used solely inside the mechanism below.
+        true_answers = workload.answer_codes(records)
+
+        multiplicity = {int(rng.integers(2 * n_queries)): 1}  # q_0: uniform, data-free
+        session = None
+        if self._n_workers() == 1:
+            session = self._oracle_session(rng)
+        else:
+            self.solver_stats_ = None
+        oracle = get_oracle(self.solver)
+        per_round = []
+        progress = self._progress(rounds + 1)
+        started = time.perf_counter()
+        try:
+            for t in range(rounds + 1):
+                samples = self._data_player(multiplicity, eta, rng, session, oracle, layout)
+                per_round.append(samples)
+                if progress is not None:
+                    progress.update(1)
+                    progress.set_postfix(oracle_s=f"{time.perf_counter() - started:.0f}")
+                if t == rounds:
+                    break
+                # Query player: exponential mechanism, score q(D) - q(D_t), sensitivity 1/n.
+                synthetic_answers = workload.answer_codes(samples)
+                error = true_answers - synthetic_answers
+                scores = np.concatenate([error, -error])
+                self.ledger_.charge("exponential_mechanism", round_rho)
+                chosen = exponential_mechanism(scores, eps0, 1.0 / n, rng)
+                multiplicity[int(chosen)] = multiplicity.get(int(chosen), 0) + 1
+        finally:
+            if progress is not None:
+                progress.close()
+            if session is not None:
+                session.close()
+
+        self.n_rounds_ = rounds
+        self.query_history_ = np.array(sorted(multiplicity), dtype=np.intp)
+        first_kept = min(len(per_round) - 1, int(math.floor((1.0 - self.keep) * len(per_round))))
+        self.n_rounds_kept_ = len(per_round) - first_kept
+        synthetic = np.concatenate(per_round[first_kept:], axis=0)
+        return synthetic, np.ones(len(synthetic))
+
+    def _data_player(self, multiplicity, eta, rng, session, oracle, layout):
+        """``samples_per_round`` FTPL samples against the chosen queries (post-processing)."""
+        ids = np.fromiter(multiplicity, dtype=np.intp, count=len(multiplicity))
+        weights = np.fromiter(multiplicity.values(), dtype=float, count=len(multiplicity))
+        literals, negated = self.workload_.query_literals(ids)
+        problems = [
+            OracleProblem(
+                layout=layout,
+                literals=literals,
+                negated=negated,
+                weights=weights,
+                linear=self._perturbation(rng, eta, layout.n_features),
+                query_ids=ids,
+            )
+            for _ in range(self.samples_per_round)
+        ]
+        if session is not None:
+            return np.array([session.solve(problem).record for problem in problems])
+        chunks = np.array_split(np.arange(len(problems)), self._n_workers())
+        seeds = rng.integers(np.iinfo(np.int32).max, size=len(chunks))
+        results = Parallel(n_jobs=self.n_jobs)(
+            delayed(_solve_chunk)(oracle, layout, int(seed), [problems[i] for i in chunk])
+            for seed, chunk in zip(seeds, chunks)
+            if len(chunk)
+        )
+        for _, stats in results:
+            self._merge_stats(stats)
+        return np.array([record for chunk_records, _ in results for record in chunk_records])
+
+    def _merge_stats(self, stats):
+        if self.solver_stats_ is None:
+            self.solver_stats_ = stats
+        else:
+            self.solver_stats_.merge(stats)
+
+    def _n_workers(self):
+        from joblib import effective_n_jobs
+
+        if self.n_jobs is None:
+            return 1
+        return max(1, min(effective_n_jobs(self.n_jobs), self.samples_per_round))
+
+    def _progress(self, total):
+        if not self.verbose:
+            return None
+        from tqdm.auto import tqdm
+
+        return tqdm(total=total, desc=type(self).__name__, unit="round")
+
+
+class FEM(_FTPLSynthesizer):
+    """FEM: non-convex FTPL data player against an exponential-mechanism query player.
+
+    The paper's Algorithms 1 and 2. Each round costs one exponential mechanism
+    with parameter ``round_epsilon_``, accounted as ``round_epsilon_**2 / 8``
+    zCDP (bounded-range analysis, Cesar and Rogers 2021); rounds continue while
+    the ledger has budget. Each FTPL sample solves
+    ``max_x sum_i w_i q_i(x) - <x, sigma>`` with ``sigma`` drawn coordinatewise
+    from an exponential distribution of scale ``noise_scale_``.
+
+    Parameters
+    ----------
+    epsilon : float, default=1.0
+        Target epsilon of (epsilon, delta)-DP; never exceeded.
+    delta : float, default=None
+        Target delta; ``None`` means ``1 / n**2`` as in the paper (``n`` is
+        public under the replace-one neighbouring relation used throughout).
+    workload : QueryWorkload, default=None
+        The queries to answer; cloned, never mutated. ``None`` means all 3-way
+        marginals with the domain read from the data (which warns).
+    rounds : int, default=None
+        Number of rounds T; ``None`` derives it with :func:`default_rounds`.
+    round_epsilon : float, default=None
+        Per-round exponential-mechanism epsilon instead of ``rounds``.
+    noise_scale : float, default=None
+        Scale of the FTPL perturbation; ``None`` means ``0.16 * sqrt(T)``.
+    samples_per_round : int, default=50
+        FTPL samples (oracle calls) per round, ``s`` in the paper.
+    keep : float, default=0.5
+        Fraction of the last rounds whose samples form the output.
+    solver : {"highs", "pulp", "heuristic", "brute"} or oracle, default="highs"
+        The optimisation oracle; privacy does not depend on it.
+    conversion : {"cks", "classic"}, default="cks"
+        zCDP to (epsilon, delta) conversion.
+    n_jobs : int, default=None
+        Parallel oracle calls within a round, through joblib.
+    random_state : int, RandomState instance or None, default=None
+        Controls every random draw, solver seeds included.
+    verbose : int, default=0
+        Show a progress bar over rounds.
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> from sklearn_privsyn import FEM, QueryWorkload
+    >>> X = pd.DataFrame({"a": [0, 1, 1, 0] * 50, "b": [1, 1, 0, 0] * 50})
+    >>> workload = QueryWorkload(domain={"a": 2, "b": 2}, k=2)
+    >>> fem = FEM(epsilon=1.0, workload=workload, samples_per_round=5,
+    ...           solver="brute", random_state=0).fit(X)
+    >>> fem.epsilon_ <= 1.0
+    True
+    >>> fem.sample(3).shape
+    (3, 2)
+    """
+
+    _default_noise_multiplier = 0.16
+
+    def _perturbation(self, rng, eta, size):
+        return -rng.exponential(eta, size=size)
+
+
+class SepFEM(_FTPLSynthesizer):
+    """sepFEM: the FTPL data player perturbed through a separator set.
+
+    The paper's Algorithm 3. For one-hot records the coordinate queries
+    ``x_j`` separate any two distinct records, so the perturbation adds
+    ``sum_j sigma_j x_j`` with ``sigma_j`` drawn from a Laplace distribution of
+    scale ``noise_scale_``. Privacy accounting is FEM's: only the query
+    player's exponential mechanism reads the data.
+
+    Parameters are FEM's; see :class:`FEM`.
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> from sklearn_privsyn import SepFEM, QueryWorkload
+    >>> X = pd.DataFrame({"a": [0, 1, 1, 0] * 50, "b": [1, 1, 0, 0] * 50})
+    >>> workload = QueryWorkload(domain={"a": 2, "b": 2}, k=2)
+    >>> sep = SepFEM(epsilon=1.0, workload=workload, samples_per_round=5,
+    ...              solver="brute", random_state=0).fit(X)
+    >>> sep.sample(4).shape
+    (4, 2)
+    """
+
+    _default_noise_multiplier = 0.16
+
+    def _perturbation(self, rng, eta, size):
+        return rng.laplace(0.0, eta, size=size)

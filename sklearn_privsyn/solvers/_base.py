@@ -1,0 +1,414 @@
+"""Value objects and protocols shared by every optimisation oracle.
+
+The oracle never sees private data: an :class:`OracleProblem` holds only the
+public one-hot layout, queries chosen by differentially private mechanisms and
+fresh noise. Whatever an oracle returns is post-processing.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+from functools import cached_property
+from typing import Protocol, runtime_checkable
+
+import numpy as np
+
+__all__ = [
+    "OneHotLayout",
+    "OracleProblem",
+    "OracleResult",
+    "SolverStats",
+    "OracleSession",
+    "Oracle",
+    "STATUSES",
+]
+
+#: Status strings an :class:`OracleResult` may carry.
+STATUSES = ("optimal", "time_limit", "heuristic", "fallback")
+
+
+def _readonly(array):
+    array = np.asarray(array)
+    array.flags.writeable = False
+    return array
+
+
+@dataclass(frozen=True)
+class OneHotLayout:
+    """One-hot layout of records: one block of columns per attribute.
+
+    A record in code space has one integer per attribute, ``0 <= code <
+    block_sizes[a]``; its one-hot image sets column ``starts[a] + code`` of
+    each block to 1.
+
+    Parameters
+    ----------
+    block_sizes : sequence of int
+        Number of values of each attribute, each at least 1.
+
+    Examples
+    --------
+    >>> layout = OneHotLayout((3, 2))
+    >>> layout.n_features, layout.starts.tolist()
+    (5, [0, 3])
+    >>> layout.to_onehot([[2, 0]]).astype(int).tolist()
+    [[0, 0, 1, 1, 0]]
+    >>> layout.from_onehot(layout.to_onehot([[2, 0], [0, 1]])).tolist()
+    [[2, 0], [0, 1]]
+    """
+
+    block_sizes: tuple[int, ...]
+
+    def __post_init__(self):
+        sizes = tuple(self.block_sizes)
+        if len(sizes) == 0:
+            raise ValueError("OneHotLayout needs at least one attribute; got block_sizes=().")
+        checked = []
+        for a, size in enumerate(sizes):
+            if isinstance(size, (bool, np.bool_)) or not isinstance(size, (int, np.integer)):
+                raise TypeError(
+                    f"block_sizes[{a}] must be an int, got {size!r} of type {type(size).__name__}."
+                )
+            if size < 1:
+                raise ValueError(f"block_sizes[{a}] must be >= 1, got {size}.")
+            checked.append(int(size))
+        object.__setattr__(self, "block_sizes", tuple(checked))
+
+    @property
+    def n_attributes(self) -> int:
+        """Number of attributes (blocks)."""
+        return len(self.block_sizes)
+
+    @cached_property
+    def n_features(self) -> int:
+        """One-hot width ``d = sum(block_sizes)``."""
+        return int(sum(self.block_sizes))
+
+    @cached_property
+    def starts(self) -> np.ndarray:
+        """First one-hot column of each block, shape ``(n_attributes,)``."""
+        sizes = np.asarray(self.block_sizes, dtype=np.intp)
+        return _readonly(np.concatenate([[0], np.cumsum(sizes)[:-1]]).astype(np.intp))
+
+    @cached_property
+    def attribute_of(self) -> np.ndarray:
+        """Attribute of each one-hot column, shape ``(n_features,)``."""
+        return _readonly(
+            np.repeat(np.arange(self.n_attributes, dtype=np.intp), self.block_sizes)
+        )
+
+    @cached_property
+    def code_of(self) -> np.ndarray:
+        """Code (value within its block) of each one-hot column."""
+        return _readonly(np.arange(self.n_features, dtype=np.intp) - self.starts[self.attribute_of])
+
+    @cached_property
+    def n_records(self) -> int:
+        """Number of valid records, ``prod(block_sizes)`` (a Python int)."""
+        out = 1
+        for size in self.block_sizes:
+            out *= size
+        return out
+
+    def check_records(self, records, name="records") -> np.ndarray:
+        """Validate a table of records and return it as an ``(n, n_attributes)`` intp array."""
+        arr = np.asarray(records)
+        if arr.ndim == 1:
+            arr = arr[None, :]
+        if arr.ndim != 2 or arr.shape[1] != self.n_attributes:
+            raise ValueError(
+                f"{name} must have shape (n, {self.n_attributes}) (one code per attribute); "
+                f"got shape {np.shape(records)}."
+            )
+        if arr.size and not np.issubdtype(arr.dtype, np.integer):
+            if not np.all(np.isfinite(arr)) or not np.all(arr == np.round(arr)):
+                raise ValueError(f"{name} must hold integer codes.")
+        arr = arr.astype(np.intp, copy=False)
+        sizes = np.asarray(self.block_sizes, dtype=np.intp)
+        bad = (arr < 0) | (arr >= sizes)
+        if bad.any():
+            row, col = np.argwhere(bad)[0]
+            raise ValueError(
+                f"{name}[{row}, {col}] = {arr[row, col]} is outside attribute {col}'s "
+                f"codes 0..{sizes[col] - 1}."
+            )
+        return arr
+
+    def to_onehot(self, records) -> np.ndarray:
+        """One-hot image of records, a dense ``(n, n_features)`` bool array."""
+        codes = self.check_records(records)
+        out = np.zeros((codes.shape[0], self.n_features), dtype=bool)
+        if codes.shape[0]:
+            out[np.arange(codes.shape[0])[:, None], self.starts + codes] = True
+        return out
+
+    def from_onehot(self, onehot) -> np.ndarray:
+        """Codes of one-hot rows; raises ``ValueError`` unless each block has exactly one 1.
+
+        Entries within 1e-6 of 0 or 1 are accepted (solver output).
+        """
+        arr = np.asarray(onehot, dtype=float)
+        if arr.ndim == 1:
+            arr = arr[None, :]
+        if arr.ndim != 2 or arr.shape[1] != self.n_features:
+            raise ValueError(
+                f"onehot must have shape (n, {self.n_features}); got shape {np.shape(onehot)}."
+            )
+        ones = np.abs(arr - 1.0) <= 1e-6
+        zeros = np.abs(arr) <= 1e-6
+        if not np.all(ones | zeros):
+            row, col = np.argwhere(~(ones | zeros))[0]
+            raise ValueError(f"onehot[{row}, {col}] = {arr[row, col]!r} is neither 0 nor 1.")
+        counts = np.add.reduceat(ones.astype(np.intp), self.starts, axis=1)
+        if np.any(counts != 1):
+            row, att = np.argwhere(counts != 1)[0]
+            raise ValueError(
+                f"onehot row {row} has {counts[row, att]} ones in attribute {att}'s block "
+                "(exactly one expected)."
+            )
+        rows, cols = np.nonzero(ones)
+        codes = np.empty((ones.shape[0], self.n_attributes), dtype=np.intp)
+        codes[rows, self.attribute_of[cols]] = self.code_of[cols]
+        return codes
+
+
+@dataclass(frozen=True, eq=False)
+class OracleProblem:
+    """One oracle call: maximise ``sum_i w_i q_i(x) + <x, c>`` over valid records.
+
+    ``q_i`` is a conjunction of one-hot literals (1 when all of its columns are
+    1) or, when ``negated[i]``, one minus that conjunction.
+
+    Parameters
+    ----------
+    layout : OneHotLayout
+    literals : array of int, shape (m, kmax)
+        One-hot column indices of each query, padded with -1.
+    negated : array of bool, shape (m,)
+    weights : array of float, shape (m,)
+        Non-negative weights (FEM: multiplicities).
+    linear : array of float, shape (n_features,)
+        Linear term ``c`` on the one-hot record.
+    query_ids : array of int, shape (m,), optional
+        Stable, distinct ids of the queries (workload query ids); back-ends
+        cache per-query model parts by id. Defaults to ``0..m-1``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> layout = OneHotLayout((2, 2))
+    >>> problem = OracleProblem(layout, literals=[[0, 2]], negated=[False],
+    ...                         weights=[3.0], linear=[0.0, 0.5, 0.0, 0.0])
+    >>> problem.objective([[0, 0], [1, 0], [1, 1]]).tolist()
+    [3.0, 0.5, 0.5]
+    """
+
+    layout: OneHotLayout
+    literals: np.ndarray
+    negated: np.ndarray
+    weights: np.ndarray
+    linear: np.ndarray
+    query_ids: np.ndarray | None = None
+
+    def __post_init__(self):
+        layout = self.layout
+        if not isinstance(layout, OneHotLayout):
+            raise TypeError(f"layout must be a OneHotLayout, got {type(layout).__name__}.")
+        d = layout.n_features
+        lit = np.asarray(self.literals)
+        if lit.ndim == 1 and lit.size == 0:
+            lit = lit.reshape(0, 0)
+        if lit.ndim != 2:
+            raise ValueError(f"literals must be a 2-d (m, kmax) array; got shape {lit.shape}.")
+        if lit.size and not np.issubdtype(lit.dtype, np.integer):
+            raise ValueError(f"literals must hold integer column indices; got dtype {lit.dtype}.")
+        lit = lit.astype(np.intp, copy=True)
+        m = lit.shape[0]
+        if lit.size and (lit.min() < -1 or lit.max() >= d):
+            bad = np.argwhere((lit < -1) | (lit >= d))[0]
+            raise ValueError(
+                f"literals[{bad[0]}, {bad[1]}] = {lit[bad[0], bad[1]]} is not a one-hot column "
+                f"index in 0..{d - 1} (or -1 padding)."
+            )
+        empty = (lit >= 0).sum(axis=1) == 0
+        if m and np.any(empty):
+            i = int(np.argmax(empty))
+            raise ValueError(f"query {i} (row {i} of literals) has no literals.")
+
+        def vector(name, value, dtype, length):
+            arr = np.asarray(value)
+            if arr.shape != (length,):
+                raise ValueError(f"{name} must have shape ({length},); got shape {arr.shape}.")
+            return arr.astype(dtype, copy=True)
+
+        neg = np.asarray(self.negated)
+        if neg.size and neg.dtype != bool:
+            if not np.all((neg == 0) | (neg == 1)):
+                raise ValueError("negated must be boolean.")
+        neg = vector("negated", neg, bool, m)
+        w = vector("weights", self.weights, float, m)
+        if not np.all(np.isfinite(w)) or np.any(w < 0):
+            raise ValueError(f"weights must be finite and >= 0; got min {w.min() if m else None}.")
+        c = vector("linear", self.linear, float, d)
+        if not np.all(np.isfinite(c)):
+            raise ValueError("linear must be finite.")
+        if self.query_ids is None:
+            ids = np.arange(m, dtype=np.int64)
+        else:
+            ids = vector("query_ids", self.query_ids, np.int64, m)
+            if len(np.unique(ids)) != m:
+                raise ValueError("query_ids must be distinct.")
+        for name, value in (("literals", lit), ("negated", neg), ("weights", w),
+                            ("linear", c), ("query_ids", ids)):
+            object.__setattr__(self, name, _readonly(value))
+
+    @property
+    def n_queries(self) -> int:
+        """Number of queries ``m``."""
+        return self.literals.shape[0]
+
+    def query_values(self, records) -> np.ndarray:
+        """``q_i(x)`` for each record and query, shape ``(n, m)`` float."""
+        codes = self.layout.check_records(records)
+        lit = self.literals
+        n, m = codes.shape[0], lit.shape[0]
+        if m == 0:
+            return np.zeros((n, 0))
+        attr = np.where(lit >= 0, self.layout.attribute_of[np.maximum(lit, 0)], 0)
+        code = np.where(lit >= 0, self.layout.code_of[np.maximum(lit, 0)], -1)
+        out = np.empty((n, m))
+        chunk = max(1, 2_000_000 // max(1, m * lit.shape[1]))
+        for lo in range(0, n, chunk):
+            sub = codes[lo:lo + chunk]
+            match = (sub[:, attr] == code) | (lit < 0)
+            out[lo:lo + chunk] = match.all(axis=2)
+        out[:, self.negated] = 1.0 - out[:, self.negated]
+        return out
+
+    def objective(self, records) -> np.ndarray:
+        """Objective values of records, shape ``(n,)``."""
+        codes = self.layout.check_records(records)
+        lin = self.linear[self.layout.starts + codes].sum(axis=1)
+        if self.n_queries == 0:
+            return lin
+        return self.query_values(codes) @ self.weights + lin
+
+    def fallback_record(self) -> np.ndarray:
+        """Data-independent fallback: per block argmax of the linear term."""
+        return linear_argmax(self.layout, self.linear)
+
+
+def linear_argmax(layout: OneHotLayout, linear) -> np.ndarray:
+    """Record maximising ``<x, linear>`` alone (first maximiser in each block)."""
+    linear = np.asarray(linear, dtype=float)
+    return np.array(
+        [int(np.argmax(linear[s:s + b])) for s, b in zip(layout.starts, layout.block_sizes)],
+        dtype=np.intp,
+    )
+
+
+@dataclass(frozen=True)
+class OracleResult:
+    """What an oracle returns.
+
+    Attributes
+    ----------
+    record : ndarray of int, shape (n_attributes,)
+        A valid record in code space.
+    objective : float
+        Objective value of ``record``.
+    status : {"optimal", "time_limit", "heuristic", "fallback"}
+    bound : float
+        Best known upper bound on the optimum (``inf`` if unknown).
+    seconds : float
+        Wall-clock time of the call.
+    """
+
+    record: np.ndarray
+    objective: float
+    status: str
+    bound: float = float("inf")
+    seconds: float = 0.0
+
+    @property
+    def gap(self) -> float:
+        """``bound - objective`` (``inf`` if no bound is known)."""
+        return float(self.bound - self.objective)
+
+
+@dataclass
+class SolverStats:
+    """Counters a session keeps; fitted estimators expose them as ``solver_stats_``.
+
+    Examples
+    --------
+    >>> stats = SolverStats()
+    >>> stats.record(OracleResult(np.array([0]), 1.0, "optimal", 1.0, 0.25))
+    >>> stats.calls, stats.n_optimal, stats.seconds
+    (1, 1, 0.25)
+    """
+
+    calls: int = 0
+    seconds: float = 0.0
+    n_optimal: int = 0
+    n_time_limit: int = 0
+    n_fallback: int = 0
+    n_heuristic: int = 0
+    n_errors: int = 0
+    last_error: str | None = field(default=None, repr=False)
+
+    def record(self, result: OracleResult) -> None:
+        """Count one call's result."""
+        self.calls += 1
+        self.seconds += float(result.seconds)
+        attr = {
+            "optimal": "n_optimal",
+            "time_limit": "n_time_limit",
+            "fallback": "n_fallback",
+            "heuristic": "n_heuristic",
+        }.get(result.status)
+        if attr is not None:
+            setattr(self, attr, getattr(self, attr) + 1)
+
+    def as_dict(self) -> dict:
+        """Counters as a plain dict."""
+        return {
+            "calls": self.calls,
+            "seconds": self.seconds,
+            "n_optimal": self.n_optimal,
+            "n_time_limit": self.n_time_limit,
+            "n_fallback": self.n_fallback,
+            "n_heuristic": self.n_heuristic,
+            "n_errors": self.n_errors,
+        }
+
+
+@runtime_checkable
+class OracleSession(Protocol):
+    """A stateful solver for one fit (may keep a model alive between calls)."""
+
+    stats: SolverStats
+
+    def solve(self, problem: OracleProblem) -> OracleResult: ...
+
+    def close(self) -> None: ...
+
+
+@runtime_checkable
+class Oracle(Protocol):
+    """A user-facing back-end: parameters only, picklable."""
+
+    def session(self, layout: OneHotLayout, random_state: int | None = None) -> OracleSession: ...
+
+
+class _TimedCall:
+    """Context manager measuring wall-clock seconds."""
+
+    def __enter__(self):
+        self.start = time.perf_counter()
+        return self
+
+    def __exit__(self, *exc):
+        self.seconds = time.perf_counter() - self.start
+        return False

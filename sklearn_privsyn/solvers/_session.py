@@ -1,0 +1,88 @@
+"""Common session plumbing: validation, timing, failure semantics (internal)."""
+
+from __future__ import annotations
+
+import time
+import warnings
+
+import numpy as np
+
+from ..exceptions import SolverWarning
+from ._base import OneHotLayout, OracleProblem, OracleResult, SolverStats
+
+
+def make_rng(random_state):
+    """A ``numpy.random.Generator`` from an int, None, a Generator or a RandomState."""
+    if isinstance(random_state, np.random.Generator):
+        return random_state
+    if isinstance(random_state, np.random.RandomState):
+        return np.random.default_rng(random_state.randint(0, 2**32 - 1, dtype=np.uint64))
+    return np.random.default_rng(random_state)
+
+
+class BaseSession:
+    """Runs ``self._solve`` and turns any fault into the data-independent fallback.
+
+    ``_solve(problem, deadline)`` returns ``(record, status, bound)``. The record
+    is checked and its objective recomputed here, so a back-end can never
+    report a wrong value or an invalid record.
+    """
+
+    def __init__(self, oracle, layout, random_state):
+        if not isinstance(layout, OneHotLayout):
+            raise TypeError(f"layout must be a OneHotLayout, got {type(layout).__name__}.")
+        self.oracle = oracle
+        self.layout = layout
+        self.random_state = random_state
+        self.rng = make_rng(random_state)
+        self.stats = SolverStats()
+        self.closed = False
+
+    def _check_problem(self, problem):
+        if not isinstance(problem, OracleProblem):
+            raise TypeError(f"problem must be an OracleProblem, got {type(problem).__name__}.")
+        if problem.layout != self.layout:
+            raise ValueError(
+                f"problem.layout {problem.layout.block_sizes} differs from the session's "
+                f"layout {self.layout.block_sizes}."
+            )
+        if self.closed:
+            raise RuntimeError("this oracle session is closed.")
+
+    def solve(self, problem: OracleProblem) -> OracleResult:
+        """Maximise ``problem``'s objective; never raises for solver faults."""
+        self._check_problem(problem)
+        t0 = time.perf_counter()
+        try:
+            record, status, bound = self._solve(problem, t0)
+            record = self.layout.check_records(np.asarray(record).reshape(1, -1))[0]
+            if status not in ("optimal", "time_limit", "heuristic"):
+                raise RuntimeError(f"back-end returned status {status!r}")
+        except Exception as exc:  # noqa: BLE001 - any solver fault -> fallback
+            self.stats.n_errors += 1
+            self.stats.last_error = f"{type(exc).__name__}: {exc}"
+            warnings.warn(
+                f"oracle {type(self.oracle).__name__} failed ({self.stats.last_error}); "
+                "returning the fallback record.",
+                SolverWarning,
+                stacklevel=2,
+            )
+            self._after_failure()
+            record, status, bound = problem.fallback_record(), "fallback", float("inf")
+        value = float(problem.objective(record)[0])
+        result = OracleResult(record, value, status, float(bound), time.perf_counter() - t0)
+        self.stats.record(result)
+        return result
+
+    def _after_failure(self):
+        """Hook: reset state after a fault (e.g. rebuild the model next call)."""
+
+    def close(self):
+        self.closed = True
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+        return False
