@@ -10,6 +10,7 @@ from numbers import Integral, Real
 
 import numpy as np
 import pandas as pd
+import scipy.sparse as sp
 from sklearn.base import BaseEstimator, _fit_context, clone
 from sklearn.utils._param_validation import HasMethods, Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted
@@ -95,14 +96,19 @@ class BaseSynthesizer(BaseEstimator):
 
     _target_column = "y"
 
-    def _make_workload(self):
+    def _make_workload(self, n_columns):
         if self.workload is None:
-            return QueryWorkload(k=3)
+            return QueryWorkload(k=min(3, n_columns))
         return clone(self.workload)
 
     def _frame(self, X, y):
         """X (and y as one more column) as a DataFrame, whether X was one, y's name."""
         was_frame = isinstance(X, pd.DataFrame)
+        if sp.issparse(X):
+            raise TypeError(
+                "Sparse data was passed for X, but dense data is required: a synthesizer "
+                "models a table. Use X.toarray() to convert to a dense numpy array."
+            )
         if not was_frame:
             array = np.asarray(X)
             if array.ndim != 2:
@@ -111,6 +117,12 @@ class BaseSynthesizer(BaseEstimator):
                     f"(n_samples, n_features)); got an array of shape {array.shape}"
                 )
             X = pd.DataFrame(array, columns=[f"x{i}" for i in range(array.shape[1])])
+        for axis, what in ((1, "feature"), (0, "sample")):
+            if X.shape[axis] == 0:
+                raise ValueError(
+                    f"Found array with 0 {what}(s) (shape={X.shape}) while a minimum of 1 "
+                    "is required."
+                )
         if y is None:
             return X, was_frame, None
         name = y.name if isinstance(y, pd.Series) and y.name is not None else self._target_column
@@ -144,11 +156,14 @@ class BaseSynthesizer(BaseEstimator):
             The fitted synthesizer.
         """
         frame, was_frame, y_name = self._frame(X, y)
-        workload = self._make_workload().fit(frame)
+        n = frame.shape[0]
+        if self.delta is None and n < 2:
+            raise ValueError(
+                f"n_samples={n}: delta=None means 1 / n**2, which is not a valid delta "
+                "for a single row; give delta explicitly."
+            )
+        workload = self._make_workload(frame.shape[1]).fit(frame)
         records = workload.encode(frame)
-        n = records.shape[0]
-        if n == 0:
-            raise ValueError("X has no rows: a synthesizer needs at least one row")
         delta = self.delta if self.delta is not None else 1.0 / n**2
         rho = epsilon_to_rho(self.epsilon, delta, method=self.conversion)
         rng = make_generator(self.random_state)

@@ -27,7 +27,6 @@ zCDP through :class:`~sklearn_privsyn.privacy.PrivacyLedger`, which stops the
 rounds before the budget would be exceeded.
 """
 
-import dataclasses
 import math
 import time
 from numbers import Integral, Real
@@ -254,16 +253,6 @@ def rejection_resample(sample, gains, new_log_weights, learning_rate, gamma, rng
     return np.concatenate([kept, fresh]), n_fresh
 
 
-def _add_stats(total, stats):
-    """Add the counters of ``stats`` (a SolverStats) into ``total``."""
-    for f in dataclasses.fields(total):
-        value = getattr(stats, f.name, None)
-        if isinstance(value, (int, float)) and not isinstance(value, bool):
-            setattr(total, f.name, getattr(total, f.name) + value)
-        elif value is not None:
-            setattr(total, f.name, value)
-
-
 # ---------------------------------------------------------------------------
 # Estimators
 # ---------------------------------------------------------------------------
@@ -320,14 +309,14 @@ class _DualSynthesizer(BaseSynthesizer):
                 if t % self._session_rounds == 0:
                     # Each round's problem holds only that round's queries; a long-lived
                     # session would keep every query ever seen in its model.
-                    _add_stats(total_stats, session.stats)
+                    total_stats.merge(session.stats)
                     session.close()
                     session = self._oracle_session(rng)
                 record = self._best_response(sample, session, layout, rng, tie_break)
                 out.append(record)
                 if progress is not None:
                     progress.update(1)
-                    progress.set_postfix(s=f"{time.perf_counter() - started:.0f}")
+                    progress.set_postfix(seconds=f"{time.perf_counter() - started:.0f}")
                 if max_rounds is not None and t >= max_rounds:
                     break
                 gains = true_answers - workload.answer_codes(record[None, :])
@@ -340,7 +329,7 @@ class _DualSynthesizer(BaseSynthesizer):
             if progress is not None:
                 progress.close()
             session.close()
-            _add_stats(total_stats, session.stats)
+            total_stats.merge(session.stats)
             self.solver_stats_ = total_stats
         self.n_rounds_ = len(out)
         return np.array(out, dtype=np.intp), np.ones(len(out))
@@ -554,8 +543,10 @@ class DQRS(_DualSynthesizer):
 
     Parameters
     ----------
-    epsilon, delta, workload, learning_rate, samples_per_round, solver, conversion, random_state, verbose
+    epsilon, delta, workload, learning_rate, samples_per_round
         As in :class:`DualQuery`. ``learning_rate=None`` uses DualQuery's rule.
+    solver, conversion, random_state, verbose
+        As in :class:`DualQuery`.
     rounds : int, default=None
         Maximum number of rounds; ``None`` runs until the budget is spent.
     gamma : "auto" or float, default="auto"

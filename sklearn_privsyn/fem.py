@@ -155,10 +155,13 @@ class _FTPLSynthesizer(BaseSynthesizer):
         # PRIVATE: the only read of the data; used solely inside the mechanism below.
         true_answers = workload.answer_codes(records)
 
-        multiplicity = {int(rng.integers(2 * n_queries)): 1}  # q_0: uniform, data-free
+        # Independent streams, so that n_jobs (which changes how solver seeds are
+        # drawn) cannot change the noise or the mechanism's draws.
+        query_rng, noise_rng, solver_rng = rng.spawn(3)
+        multiplicity = {int(query_rng.integers(2 * n_queries)): 1}  # q_0: uniform, data-free
         session = None
         if self._n_workers() == 1:
-            session = self._oracle_session(rng)
+            session = self._oracle_session(solver_rng)
         else:
             self.solver_stats_ = None
         oracle = get_oracle(self.solver)
@@ -167,7 +170,7 @@ class _FTPLSynthesizer(BaseSynthesizer):
         started = time.perf_counter()
         try:
             for t in range(rounds + 1):
-                samples = self._data_player(multiplicity, eta, rng, session, oracle, layout)
+                samples = self._data_player(multiplicity, eta, noise_rng, solver_rng, session, oracle, layout)
                 per_round.append(samples)
                 if progress is not None:
                     progress.update(1)
@@ -179,7 +182,7 @@ class _FTPLSynthesizer(BaseSynthesizer):
                 error = true_answers - synthetic_answers
                 scores = np.concatenate([error, -error])
                 self.ledger_.charge("exponential_mechanism", round_rho)
-                chosen = exponential_mechanism(scores, eps0, 1.0 / n, rng)
+                chosen = exponential_mechanism(scores, eps0, 1.0 / n, query_rng)
                 multiplicity[int(chosen)] = multiplicity.get(int(chosen), 0) + 1
         finally:
             if progress is not None:
@@ -194,7 +197,7 @@ class _FTPLSynthesizer(BaseSynthesizer):
         synthetic = np.concatenate(per_round[first_kept:], axis=0)
         return synthetic, np.ones(len(synthetic))
 
-    def _data_player(self, multiplicity, eta, rng, session, oracle, layout):
+    def _data_player(self, multiplicity, eta, noise_rng, solver_rng, session, oracle, layout):
         """``samples_per_round`` FTPL samples against the chosen queries (post-processing)."""
         ids = np.fromiter(multiplicity, dtype=np.intp, count=len(multiplicity))
         weights = np.fromiter(multiplicity.values(), dtype=float, count=len(multiplicity))
@@ -205,7 +208,7 @@ class _FTPLSynthesizer(BaseSynthesizer):
                 literals=literals,
                 negated=negated,
                 weights=weights,
-                linear=self._perturbation(rng, eta, layout.n_features),
+                linear=self._perturbation(noise_rng, eta, layout.n_features),
                 query_ids=ids,
             )
             for _ in range(self.samples_per_round)
@@ -213,7 +216,7 @@ class _FTPLSynthesizer(BaseSynthesizer):
         if session is not None:
             return np.array([session.solve(problem).record for problem in problems])
         chunks = np.array_split(np.arange(len(problems)), self._n_workers())
-        seeds = rng.integers(np.iinfo(np.int32).max, size=len(chunks))
+        seeds = solver_rng.integers(np.iinfo(np.int32).max, size=len(chunks))
         results = Parallel(n_jobs=self.n_jobs)(
             delayed(_solve_chunk)(oracle, layout, int(seed), [problems[i] for i in chunk])
             for seed, chunk in zip(seeds, chunks)

@@ -57,7 +57,7 @@ _BUDGET_RTOL = 1e-9
 # Relative tolerance of the root finders.
 _RTOL = 4 * np.finfo(float).eps
 # Range of rho over which the CKS conversion is evaluated without overflow.
-_RHO_MIN, _RHO_MAX = 1e-300, 1e300
+_RHO_MIN, _RHO_MAX = 1e-300, 1e100
 
 
 # --------------------------------------------------------------------------
@@ -148,9 +148,10 @@ def _cks_log_delta(rho, epsilon):
       margin needed, so that it survives rounding when ``eps`` is huge).
 
     Any ``alpha`` gives a valid bound, so an inexact root only makes the
-    returned delta larger (never unsafe). Outside ``[1e-300, 1e300]`` the
-    computation would overflow; there ``rho`` is rounded up (delta increases
-    with ``rho``) or delta is reported as 1, both conservative.
+    returned delta larger (never unsafe). Outside ``[1e-300, 1e100]`` the
+    computation would overflow or converge slowly; below, ``rho`` is rounded
+    up to 1e-300 (delta increases with ``rho``), above, delta is reported as
+    1; both are conservative.
     """
     if rho > _RHO_MAX:
         return 0.0
@@ -170,7 +171,7 @@ def _cks_log_delta(rho, epsilon):
     elif g_hi <= 0.0:
         t = t_hi
     else:
-        t = float(optimize.brentq(g, t_lo, t_hi, xtol=1e-13, rtol=_RTOL, maxiter=500))
+        t = float(optimize.brentq(g, t_lo, t_hi, xtol=1e-13, rtol=_RTOL, maxiter=2000))
     if t > 700.0:
         # Then eps >= 2 rho exp(700) > 1e4 and delta <= exp(-(eps - rho)^2 / (4 rho)),
         # which underflows.
@@ -193,7 +194,7 @@ def cks_delta(rho, epsilon):
     Parameters
     ----------
     rho : float
-        zCDP parameter, ``>= 0`` (``inf`` gives 1).
+        zCDP parameter, ``>= 0`` (above ``1e100`` the result is 1).
     epsilon : float
         Target epsilon, ``>= 0`` (``inf`` gives 0).
 
@@ -267,7 +268,8 @@ def rho_to_epsilon(rho, delta, method="cks"):
     method : {"cks", "classic"}, default="cks"
         ``"cks"``: the smallest epsilon with ``cks_delta(rho, epsilon) <=
         delta`` (Canonne, Kamath & Steinke 2020), rounded up so that this
-        holds in floating point. ``"classic"``: ``rho + 2 sqrt(rho
+        holds in floating point (for ``rho > 1e100``, outside the range where
+        it is evaluated, the classic value). ``"classic"``: ``rho + 2 sqrt(rho
         ln(1/delta))`` (Bun & Steinke 2016), the paper's conversion.
 
     Returns
@@ -308,7 +310,7 @@ def rho_to_epsilon(rho, delta, method="cks"):
         hi = 2.0 * hi + 1.0
     if excess(0.0) <= 0.0 or excess(hi) >= 0.0:  # rounding at the ends
         return float(_step_to_safe(meets, 0.0, hi))
-    eps = optimize.brentq(excess, 0.0, hi, xtol=1e-300, rtol=_RTOL, maxiter=500)
+    eps = float(optimize.brentq(excess, 0.0, hi, xtol=1e-300, rtol=_RTOL, maxiter=2000))
     return float(_step_to_safe(meets, eps, hi))
 
 
@@ -371,7 +373,8 @@ def epsilon_to_rho(epsilon, delta, method="cks"):
         lo, hi = hi, hi + 1.0
     if excess(lo) >= 0.0 or excess(hi) <= 0.0:  # rounding at the ends
         return float(_step_to_safe(meets, math.exp(hi), math.exp(lo)))
-    log_rho = optimize.brentq(excess, lo, hi, xtol=1e-300, rtol=_RTOL, maxiter=500)
+    log_rho = float(optimize.brentq(excess, lo, hi, xtol=1e-300, rtol=_RTOL,
+                                    maxiter=2000))
     return float(_step_to_safe(meets, math.exp(log_rho), math.exp(lo)))
 
 

@@ -60,6 +60,21 @@ def _is_numeric_dtype(dtype):
     return pd.api.types.is_numeric_dtype(dtype) and not pd.api.types.is_bool_dtype(dtype)
 
 
+def _check_scalar_cells(frame):
+    """Object columns may hold only scalars: a list or dict cell is an error, not a category."""
+    for col in frame.columns:
+        if frame[col].dtype != object:
+            continue
+        scalar = frame[col].map(pd.api.types.is_scalar).to_numpy(dtype=bool)
+        if not scalar.all():
+            row = int(np.flatnonzero(~scalar)[0])
+            value = frame[col].iloc[row]
+            raise TypeError(
+                f"Column {col!r} row {row} holds {value!r} ({type(value).__name__}): "
+                "each argument must be a string or a number (a scalar)."
+            )
+
+
 def _first_bad(mask):
     return int(np.flatnonzero(mask)[0])
 
@@ -343,6 +358,7 @@ class QueryWorkload(TransformerMixin, BaseEstimator):
         dup = frame.columns[frame.columns.duplicated()].unique().tolist()
         if dup:
             raise ValueError(f"X has duplicate column names: {dup}.")
+        _check_scalar_cells(frame)
         if fitting:
             if frame.shape[1] == 0:
                 raise ValueError(

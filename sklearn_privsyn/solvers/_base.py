@@ -371,6 +371,13 @@ class SolverStats:
         if attr is not None:
             setattr(self, attr, getattr(self, attr) + 1)
 
+    def merge(self, other: "SolverStats") -> None:
+        """Add another session's counters (parallel workers) to these."""
+        for name in ("calls", "seconds", "n_optimal", "n_time_limit", "n_fallback",
+                     "n_heuristic", "n_errors"):
+            setattr(self, name, getattr(self, name) + getattr(other, name))
+        self.last_error = other.last_error or self.last_error
+
     def as_dict(self) -> dict:
         """Counters as a plain dict."""
         return {

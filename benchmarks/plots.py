@@ -1,0 +1,204 @@
+"""Plots and a markdown summary from a benchmark CSV written by ``run.py``.
+
+    python benchmarks/plots.py benchmarks/paper/paper_runs.csv --outdir benchmarks/paper
+
+Writes, in ``--outdir``:
+
+* ``summary.md``: one row per (dataset, k, marginals, epsilon, algorithm) with
+  the mean over seeds of max error (and its standard deviation), mean error
+  and fit seconds, the number of seeds that ran, and failures;
+* ``max_error_vs_epsilon_<dataset>_k<k>_m<m>.png`` for every setting run at
+  several epsilons (the paper's Figure 1): max error against epsilon, one line
+  per algorithm, error bars = standard deviation over seeds;
+* ``max_error_vs_marginals_<dataset>_k<k>_eps<eps>.png`` for every setting
+  run with several numbers of marginals (the paper's Figure 2).
+
+With ``--reference`` (default on) the authors' published numbers for ADULT
+with 64 marginals (``AUTHORS`` below, from the paper's figures as collected in
+the project notes) are drawn as dashed grey lines.
+"""
+
+from __future__ import annotations
+
+import argparse
+import re
+from pathlib import Path
+
+import matplotlib
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt  # noqa: E402
+import numpy as np  # noqa: E402
+import pandas as pd  # noqa: E402
+
+#: The authors' reported max errors on ADULT, 64 marginals: (algorithm, k) -> {eps: error}.
+AUTHORS = {
+    ("FEM", 3): {0.1: 0.172, 0.15: 0.133, 0.2: 0.113, 0.25: 0.106, 0.5: 0.078, 1.0: 0.076},
+    ("FEM", 5): {0.1: 0.154, 0.15: 0.133, 0.2: 0.110, 0.25: 0.108, 0.5: 0.080, 1.0: 0.071},
+    ("HDMM", 3): {0.1: 0.369, 0.15: 0.246, 0.2: 0.185, 0.25: 0.148, 0.5: 0.074, 1.0: 0.037},
+    ("HDMM", 5): {0.1: 0.239, 0.15: 0.159, 0.2: 0.119, 0.25: 0.096, 0.5: 0.048, 1.0: 0.024},
+    ("DualQuery", 3): {0.1: 0.221, 0.2: 0.154, 0.5: 0.103},
+}
+
+_NUMERIC = ["n", "k", "queries", "epsilon", "delta", "rho_spent", "seed", "max_error",
+            "mean_error", "fit_seconds", "peak_rss_mb", "rounds", "oracle_calls", "timeouts"]
+
+
+def load_runs(path):
+    """The CSV as a DataFrame: last row per run_id, numeric columns as floats."""
+    df = pd.read_csv(path, dtype={"n_marginals": "str", "params": "str", "error": "str"})
+    df = df.drop_duplicates("run_id", keep="last").reset_index(drop=True)
+    for col in _NUMERIC:
+        if col in df:
+            df[col] = pd.to_numeric(df[col], errors="coerce")
+    # number of marginals actually used ("all" resolved when the run recorded it)
+    counts = pd.to_numeric(df.get("marginals"), errors="coerce") if "marginals" in df else None
+    fallback = pd.to_numeric(df["n_marginals"], errors="coerce")
+    df["m"] = fallback if counts is None else counts.fillna(fallback)
+    return df
+
+
+def _ok(df):
+    return df[df["status"] == "ok"]
+
+
+def summarise(df):
+    """Mean over seeds per (dataset, k, n_marginals, epsilon, algorithm)."""
+    keys = ["dataset", "k", "n_marginals", "epsilon", "algorithm"]
+    ok = _ok(df)
+    agg = ok.groupby(keys, sort=True).agg(
+        max_error=("max_error", "mean"),
+        max_error_sd=("max_error", "std"),
+        mean_error=("mean_error", "mean"),
+        fit_seconds=("fit_seconds", "mean"),
+        peak_rss_mb=("peak_rss_mb", "mean"),
+        rounds=("rounds", "mean"),
+        seeds=("seed", "nunique"),
+    )
+    failed = df[df["status"] != "ok"].groupby(keys).agg(
+        failed=("status", "size"), why=("error", "first"))
+    out = agg.join(failed, how="outer").reset_index()
+    out["failed"] = out["failed"].fillna(0).astype(int)
+    out["seeds"] = out["seeds"].fillna(0).astype(int)
+    return out
+
+
+def _fmt(value, digits):
+    if value is None or (isinstance(value, float) and np.isnan(value)):
+        return ""
+    return f"{value:.{digits}f}" if digits is not None else f"{value:g}"
+
+
+def summary_markdown(df):
+    """Markdown table of :func:`summarise` (blank cells: nothing ran)."""
+    table = summarise(df)
+    lines = [
+        "| dataset | k | marginals | epsilon | algorithm | max error (mean) | sd | "
+        "mean error | fit s | peak RSS MB | rounds | seeds | failed |",
+        "|---|---|---|---|---|---|---|---|---|---|---|---|---|",
+    ]
+    for row in table.itertuples(index=False):
+        failed = str(row.failed)
+        if row.failed and isinstance(row.why, str):
+            failed += f" ({row.why[:60]})"
+        lines.append(
+            f"| {row.dataset} | {int(row.k)} | {row.n_marginals} | {row.epsilon:g} | "
+            f"{row.algorithm} | {_fmt(row.max_error, 4)} | {_fmt(row.max_error_sd, 4)} | "
+            f"{_fmt(row.mean_error, 6)} | {_fmt(row.fit_seconds, 1)} | "
+            f"{_fmt(row.peak_rss_mb, 0)} | {_fmt(row.rounds, 0)} | {row.seeds} | {failed} |"
+        )
+    return "\n".join(lines) + "\n"
+
+
+def _line(ax, frame, x, label, **kwargs):
+    stats = frame.groupby(x)["max_error"].agg(["mean", "std"]).sort_index()
+    ax.errorbar(stats.index, stats["mean"], yerr=stats["std"].fillna(0.0), label=label,
+                marker="o", capsize=3, **kwargs)
+
+
+def plot_vs_epsilon(df, dataset, k, n_marginals, path, reference=True):
+    """Max error against epsilon, one line per algorithm (the paper's Figure 1)."""
+    sel = _ok(df)
+    sel = sel[(sel["dataset"] == dataset) & (sel["k"] == k) & (sel["n_marginals"] == n_marginals)]
+    fig, ax = plt.subplots(figsize=(6, 4))
+    for algorithm, frame in sel.groupby("algorithm"):
+        _line(ax, frame, "epsilon", algorithm)
+    if reference and dataset == "adult" and str(n_marginals) == "64":
+        for (name, kk), points in AUTHORS.items():
+            if kk == k:
+                eps = sorted(points)
+                ax.plot(eps, [points[e] for e in eps], ls="--", marker="x", color="grey",
+                        alpha=0.4 + 0.2 * (name == "FEM"), label=f"{name} (authors)")
+    ax.set_xlabel("epsilon")
+    ax.set_ylabel("max error")
+    ax.set_yscale("log")
+    ax.set_title(f"{dataset}, {k}-way, {n_marginals} marginals")
+    ax.grid(True, which="both", alpha=0.3)
+    ax.legend(fontsize=7, ncol=2)
+    fig.tight_layout()
+    fig.savefig(path, dpi=120)
+    plt.close(fig)
+
+
+def plot_vs_marginals(df, dataset, k, epsilon, path):
+    """Max error against the number of marginals (the paper's Figure 2)."""
+    sel = _ok(df)
+    sel = sel[(sel["dataset"] == dataset) & (sel["k"] == k) & np.isclose(sel["epsilon"], epsilon)]
+    fig, ax = plt.subplots(figsize=(6, 4))
+    for algorithm, frame in sel.groupby("algorithm"):
+        _line(ax, frame, "m", algorithm)
+    ax.set_xlabel("number of marginals")
+    ax.set_ylabel("max error")
+    ax.set_yscale("log")
+    ax.set_xscale("log", base=2)
+    ax.set_title(f"{dataset}, {k}-way, epsilon = {epsilon:g}")
+    ax.grid(True, which="both", alpha=0.3)
+    ax.legend(fontsize=7)
+    fig.tight_layout()
+    fig.savefig(path, dpi=120)
+    plt.close(fig)
+
+
+def _slug(dataset):
+    """A file-name-safe form of a dataset name (paths in generated:SCHEMA:N shortened)."""
+    parts = [Path(p).stem if "/" in p or p.endswith(".json") else p for p in str(dataset).split(":")]
+    return re.sub(r"[^A-Za-z0-9_.-]+", "_", "-".join(parts))
+
+
+def make_all(csv_path, outdir, reference=True):
+    """Write summary.md and every plot the CSV supports; returns the paths written."""
+    df = load_runs(csv_path)
+    outdir = Path(outdir)
+    outdir.mkdir(parents=True, exist_ok=True)
+    written = []
+    summary = outdir / "summary.md"
+    summary.write_text(summary_markdown(df))
+    written.append(summary)
+    ok = _ok(df)
+    for (dataset, k, m), frame in ok.groupby(["dataset", "k", "n_marginals"]):
+        if frame["epsilon"].nunique() > 1:
+            path = outdir / f"max_error_vs_epsilon_{_slug(dataset)}_k{int(k)}_m{m}.png"
+            plot_vs_epsilon(df, dataset, k, m, path, reference=reference)
+            written.append(path)
+    for (dataset, k, eps), frame in ok.groupby(["dataset", "k", "epsilon"]):
+        if frame["m"].nunique() > 1:
+            path = outdir / f"max_error_vs_marginals_{_slug(dataset)}_k{int(k)}_eps{eps:g}.png"
+            plot_vs_marginals(df, dataset, k, eps, path)
+            written.append(path)
+    return written
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("csv")
+    parser.add_argument("--outdir", default=None, help="default: the CSV's folder")
+    parser.add_argument("--no-reference", action="store_true")
+    args = parser.parse_args(argv)
+    outdir = args.outdir or Path(args.csv).parent
+    for path in make_all(args.csv, outdir, reference=not args.no_reference):
+        print(path)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,77 @@
+"""Sphinx configuration for the sklearn-privsyn documentation.
+
+Build with ``sphinx-build -W -b html docs docs/_build/html`` (needs the
+``docs`` extra: sphinx and numpydoc).
+"""
+
+import os
+import sys
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+ROOT = HERE.parent
+sys.path.insert(0, str(ROOT))
+
+import sklearn_privsyn  # noqa: E402
+
+project = "sklearn-privsyn"
+author = "the sklearn-privsyn developers"
+copyright = "2024-2026, the sklearn-privsyn developers"
+release = sklearn_privsyn.__version__
+version = release
+
+extensions = [
+    "sphinx.ext.autodoc",
+    "sphinx.ext.mathjax",
+    "sphinx.ext.intersphinx",
+    "numpydoc",
+]
+
+source_suffix = {".rst": "restructuredtext"}
+root_doc = "index"
+exclude_patterns = ["_build"]
+templates_path = []
+html_static_path = []
+html_theme = "alabaster"
+html_title = f"sklearn-privsyn {release}"
+nitpicky = False
+
+autodoc_default_options = {"member-order": "bysource"}
+autodoc_typehints = "none"
+numpydoc_show_class_members = False
+numpydoc_class_members_toctree = False
+numpydoc_xref_param_type = False
+
+# Links to other projects resolve offline too: without network access the
+# inventories are simply not loaded (a warning we silence below).
+intersphinx_mapping = {}
+if os.environ.get("PRIVSYN_DOCS_INTERSPHINX"):
+    intersphinx_mapping = {
+        "python": ("https://docs.python.org/3", None),
+        "sklearn": ("https://scikit-learn.org/stable", None),
+        "pandas": ("https://pandas.pydata.org/docs", None),
+    }
+
+RESULTS = ROOT / "benchmarks" / "RESULTS.md"
+
+
+def _benchmark_results(app, docname, source):
+    """Append benchmarks/RESULTS.md to the benchmarks page when the file exists."""
+    if docname != "benchmarks":
+        return
+    if RESULTS.is_file():
+        source[0] += (
+            "\n\nThe file as it stands\n---------------------\n\n"
+            ".. literalinclude:: ../benchmarks/RESULTS.md\n"
+            "   :language: markdown\n"
+        )
+    else:
+        source[0] += (
+            "\n\n.. note::\n\n"
+            "   ``benchmarks/RESULTS.md`` has not been generated in this checkout yet; "
+            "run the benchmark scripts described above to produce it.\n"
+        )
+
+
+def setup(app):
+    app.connect("source-read", _benchmark_results)

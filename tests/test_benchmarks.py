@@ -1,0 +1,248 @@
+"""The benchmark runner (benchmarks/run.py), its baselines and plots, on a tiny grid."""
+
+import csv
+import importlib.util
+import json
+import math
+import sys
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from sklearn_privsyn.privacy import epsilon_to_rho
+from sklearn_privsyn.workload import QueryWorkload
+
+BENCH = Path(__file__).resolve().parents[1] / "benchmarks"
+
+
+def _load(name, filename):
+    if name in sys.modules:
+        return sys.modules[name]
+    spec = importlib.util.spec_from_file_location(name, BENCH / filename)
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module
+    spec.loader.exec_module(module)
+    return module
+
+
+run = _load("privsyn_bench_run", "run.py")
+baselines = _load("baselines", "baselines.py")
+plots = _load("privsyn_bench_plots", "plots.py")
+
+DOMAIN = {"a": 3, "b": 4, "c": 2, "d": 5}
+N_ROWS = 400
+FEM_FAST = {"solver": "heuristic", "rounds": 3, "samples_per_round": 3}
+
+
+@pytest.fixture
+def dataset(tmp_path):
+    path = tmp_path / "tiny-domain.json"
+    path.write_text(json.dumps(DOMAIN))
+    return f"generated:{path}:{N_ROWS}"
+
+
+def _grid(dataset, algorithms, epsilon=(1.0,), **extra):
+    block = {"algorithms": list(algorithms), "datasets": [dataset], "epsilon": list(epsilon),
+             "k": [2], "n_marginals": [4], "seeds": [0], **extra}
+    return run.expand_grid(block)
+
+
+def _read(path):
+    with open(path, newline="") as handle:
+        reader = csv.DictReader(handle)
+        return reader.fieldnames, list(reader)
+
+
+def _tiny_frame():
+    datagen = _load("datagen", "datagen.py")
+    return datagen.latent_class_table(DOMAIN, N_ROWS, random_state=0)
+
+
+def test_tiny_grid_writes_one_row_per_run_with_the_columns(tmp_path, dataset):
+    out = tmp_path / "runs.csv"
+    specs = _grid(dataset, [{"name": "fem", "params": FEM_FAST}, "hdmm", "zeros"],
+                  epsilon=(0.5, 1.0))
+    rows = run.run_grid(specs, out, isolation="none", progress=False)
+    assert len(rows) == 6
+    header, written = _read(out)
+    assert header == run.COLUMNS
+    assert [r["status"] for r in written] == ["ok"] * 6
+    assert {r["algorithm"] for r in written} == {"fem", "hdmm", "zeros"}
+
+    frame = _tiny_frame()
+    workload = QueryWorkload(domain=DOMAIN, k=2, n_marginals=4, max_cells=N_ROWS,
+                             random_state=0).fit(frame)
+    true = workload.answer(frame)
+    for row in written:
+        assert int(row["n"]) == N_ROWS
+        assert int(row["d"]) == sum(DOMAIN.values())
+        assert int(row["n_attributes"]) == len(DOMAIN)
+        assert int(row["queries"]) == workload.n_queries_
+        assert float(row["delta"]) == pytest.approx(1 / N_ROWS**2)
+        assert 0.0 <= float(row["mean_error"]) <= float(row["max_error"]) <= 1.0
+        assert json.loads(row["params"]) == (FEM_FAST if row["algorithm"] == "fem" else {})
+    zeros = next(r for r in written if r["algorithm"] == "zeros")
+    assert float(zeros["max_error"]) == pytest.approx(true.max())
+    assert float(zeros["mean_error"]) == pytest.approx(true.mean())
+    fem = next(r for r in written if r["algorithm"] == "fem")
+    assert int(fem["rounds"]) == 3
+    assert int(fem["oracle_calls"]) == (3 + 1) * 3  # one more sampling round than rounds
+    assert float(fem["rho_spent"]) <= float(fem["rho_budget"]) * (1 + 1e-9)
+
+
+def test_resume_does_not_rerun_rows_already_in_the_csv(tmp_path, dataset):
+    out = tmp_path / "runs.csv"
+    specs = _grid(dataset, ["hdmm", "zeros"])
+    run.run_grid(specs[:1], out, isolation="none", progress=False)
+    _, before = _read(out)
+    rows = run.run_grid(specs, out, isolation="none", progress=False)
+    assert [r["algorithm"] for r in rows] == ["zeros"]
+    assert run.run_grid(specs, out, isolation="none", progress=False) == []
+    _, after = _read(out)
+    assert len(after) == 2 and after[0] == before[0]
+
+
+def test_failing_algorithms_record_an_error_row_and_do_not_stop_the_grid(
+    tmp_path, dataset, monkeypatch
+):
+    monkeypatch.setitem(run.ALGORITHMS, "missing", ("sklearn_privsyn.no_such_module", "X"))
+    out = tmp_path / "runs.csv"
+    specs = _grid(dataset, ["missing", {"name": "fem", "params": {"no_such_param": 1}},
+                            "zeros"])
+    run.run_grid(specs, out, isolation="none", progress=False)
+    _, rows = _read(out)
+    by_algorithm = {r["algorithm"]: r for r in rows}
+    assert by_algorithm["missing"]["status"] == "error"
+    assert "ModuleNotFoundError" in by_algorithm["missing"]["error"]
+    assert by_algorithm["fem"]["status"] == "error"
+    assert "no_such_param" in by_algorithm["fem"]["error"]
+    assert by_algorithm["zeros"]["status"] == "ok"
+    # failed rows count as done unless retried
+    assert run.run_grid(specs, out, isolation="none", progress=False) == []
+    retried = run.run_grid(specs, out, isolation="none", progress=False, retry_failed=True)
+    assert sorted(r["algorithm"] for r in retried) == ["fem", "missing"]
+
+
+def test_missing_peer_records_not_installed(tmp_path, dataset):
+    pytest.importorskip("sklearn_privsyn")
+    peers = _load("peers", "peers.py")
+    if peers.snsynth_available():
+        pytest.skip("smartnoise-synth is installed")
+    rows = run.run_grid(_grid(dataset, ["mst"]), tmp_path / "r.csv", isolation="none",
+                        progress=False)
+    assert rows[0]["status"] == "error"
+    assert "not installed" in rows[0]["error"]
+
+
+def test_subprocess_isolation_measures_peak_rss_and_times_out(tmp_path, dataset):
+    spec = _grid(dataset, ["zeros"])[0]
+    row = run.run_isolated(spec, timeout=120)
+    assert row["status"] == "ok", row["error"]
+    assert row["peak_rss_mb"] >= row["base_rss_mb"] > 10
+    slow = run.run_isolated(spec, timeout=0.01)  # the interpreter cannot even start
+    assert slow["status"] == "timeout"
+    assert slow["max_error"] is None
+
+
+@pytest.mark.parametrize("projection", ["none", "clip", "simplex"])
+def test_hdmm_accounting_spends_exactly_the_budget(projection):
+    frame = _tiny_frame()
+    workload = QueryWorkload(domain=DOMAIN, k=2, n_marginals=4, max_cells=N_ROWS,
+                             random_state=0)
+    base = baselines.HDMMBaseline(epsilon=0.7, workload=workload, projection=projection,
+                                  random_state=1).fit(frame)
+    rho = epsilon_to_rho(0.7, 1 / N_ROWS**2)
+    assert base.rho_ == rho
+    assert base.ledger_.rho_spent == pytest.approx(rho, rel=1e-12)
+    assert base.epsilon_ == pytest.approx(0.7, rel=1e-6)
+    # per marginal: L2 sensitivity sqrt(2)/n, budget rho/4 -> sigma = sqrt(4 / rho) / n
+    assert base.sigma_ == pytest.approx(math.sqrt(4 / rho) / N_ROWS)
+    entries = base.ledger_.entries
+    assert len(entries) == 1 and entries[0].count == 4
+    assert entries[0].rho == pytest.approx(rho / 4)
+    offsets = base.workload_.marginal_offsets_
+    sums = np.add.reduceat(base.answers_, offsets[:-1])
+    if projection == "none":
+        assert not np.allclose(sums, 1.0)
+    else:
+        assert np.allclose(sums, 1.0) and base.answers_.min() >= 0.0
+
+
+def test_hdmm_noise_has_the_documented_scale():
+    # one 2-way marginal with 2,500 cells: the residuals' sd estimates sigma
+    domain = {"x": 50, "y": 50}
+    rng = np.random.default_rng(0)
+    frame = pd.DataFrame({"x": rng.integers(50, size=5000), "y": rng.integers(50, size=5000)})
+    workload = QueryWorkload(domain=domain, k=2)
+    base = baselines.HDMMBaseline(epsilon=1.0, workload=workload, random_state=0).fit(frame)
+    residual = base.answers_ - base.workload_.answer(frame)
+    expected = 1.0 / (5000 * math.sqrt(epsilon_to_rho(1.0, 1 / 5000**2)))
+    assert residual.std() == pytest.approx(expected, rel=0.05)
+
+
+def test_zero_baseline_spends_nothing():
+    frame = _tiny_frame()
+    base = baselines.ZeroBaseline(workload=QueryWorkload(domain=DOMAIN, k=1)).fit(frame)
+    assert base.ledger_.rho_spent == 0.0 and base.epsilon_ == 0.0
+    assert base.answers_.shape == (sum(DOMAIN.values()),)
+    assert not base.answers_.any()
+
+
+@pytest.mark.parametrize("seed", range(5))
+def test_project_to_simplex_meets_the_kkt_conditions(seed):
+    values = np.random.default_rng(seed).normal(0.1, 0.5, size=30)
+    p = baselines.project_to_simplex(values)
+    assert p.min() >= 0 and p.sum() == pytest.approx(1.0)
+    support = p > 0
+    tau = values[support] - p[support]  # one common shift on the support
+    assert np.allclose(tau, tau[0])
+    assert np.all(values[~support] <= tau[0] + 1e-12)
+
+
+def test_config_files_expand_to_the_product_of_their_lists(tmp_path):
+    config = tmp_path / "c.toml"
+    config.write_text(
+        'output = "x.csv"\n[defaults]\nseeds = [0, 1]\n'
+        '[[grid]]\nalgorithms = ["zeros", {name = "hdmm", label = "h2", '
+        'params = {projection = "simplex"}}]\n'
+        'datasets = ["titanic"]\nk = [2, 3]\nn_marginals = [8, "all"]\nepsilon = [0.5, 1.0]\n'
+    )
+    specs = run.specs_from_config(run.load_config(config))
+    assert len(specs) == 2 * 2 * 2 * 2 * 2
+    assert len({s["run_id"] for s in specs}) == len(specs)
+    assert {s["n_marginals"] for s in specs} == {8, None}
+    h2 = [s for s in specs if s["algorithm"] == "h2"]
+    assert all(s["params"] == {"projection": "simplex"} for s in h2)
+    assert all(s["delta"] is None for s in specs)
+    again = run.specs_from_config(run.load_config(config))
+    assert [s["run_id"] for s in again] == [s["run_id"] for s in specs]
+
+
+def test_paper_config_is_valid():
+    specs = run.specs_from_config(run.load_config(BENCH / "configs" / "paper.toml"))
+    fem = [s for s in specs if s["algorithm"] == "fem"]
+    assert {(s["k"], s["epsilon"]) for s in fem if s["n_marginals"] == 64} == {
+        (k, e) for k in (3, 5) for e in (0.1, 0.15, 0.2, 0.25, 0.5, 1.0)
+    }
+    assert {s["n_marginals"] for s in fem if s["epsilon"] == 0.1 and s["k"] == 3} == {
+        32, 64, 128, None
+    }
+
+
+def test_plots_and_summary_from_a_csv(tmp_path, dataset):
+    out = tmp_path / "runs.csv"
+    specs = _grid(dataset, ["hdmm", "zeros"], epsilon=(0.5, 1.0), seeds=[0, 1])
+    specs += _grid(dataset, ["zeros"], epsilon=(1.0,), n_marginals=[2, 6])
+    run.run_grid(specs, out, isolation="none", progress=False)
+    written = plots.make_all(out, tmp_path / "fig")
+    names = {p.name for p in written}
+    assert "summary.md" in names
+    assert any(n.startswith("max_error_vs_epsilon") for n in names)
+    assert any(n.startswith("max_error_vs_marginals") for n in names)
+    table = plots.summarise(plots.load_runs(out))
+    zeros = table[(table["algorithm"] == "zeros") & (table["n_marginals"] == "4")]
+    assert list(zeros["seeds"]) == [2, 2]
+    md = (tmp_path / "fig" / "summary.md").read_text()
+    assert md.count("| zeros |") == 4 and md.count("| hdmm |") == 2

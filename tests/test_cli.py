@@ -1,0 +1,320 @@
+"""Tests of the ``privsyn`` command line (sklearn_privsyn.cli)."""
+
+import io
+import json
+import os
+import re
+import subprocess
+import sys
+import types
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from sklearn_privsyn import FEM, QueryWorkload, cli
+from sklearn_privsyn.cli import EXIT_DATA, EXIT_USAGE, main, read_domain, read_table
+
+FAST = ["--solver", "brute", "--rounds", "4", "--samples-per-round", "3", "--seed", "0"]
+
+
+@pytest.fixture()
+def files(tmp_path):
+    """A small private CSV (text, codes, numbers) and its public domain."""
+    rng = np.random.default_rng(0)
+    n = 120
+    frame = pd.DataFrame(
+        {
+            "colour": rng.choice(["red", "green", "blue"], n),
+            "code": rng.integers(0, 3, n),
+            "amount": rng.uniform(0, 100, n).round(2),
+        }
+    )
+    csv_path = tmp_path / "data.csv"
+    frame.to_csv(csv_path, index=False)
+    domain = {
+        "colour": ["red", "green", "blue"],
+        "code": 3,
+        "amount": {"bounds": [0, 100], "bins": 4},
+    }
+    domain_path = tmp_path / "domain.json"
+    domain_path.write_text(json.dumps(domain))
+    return types.SimpleNamespace(dir=tmp_path, csv=csv_path, domain=domain_path, frame=frame)
+
+
+def _fit(files, *extra):
+    return main(["fit", str(files.csv), "--domain", str(files.domain), *FAST, *extra])
+
+
+def test_fit_writes_synthetic_rows_in_the_domain(files, capsys):
+    out = files.dir / "synthetic.csv"
+    assert _fit(files, "--epsilon", "2", "--rows", "57", "-o", str(out)) == 0
+    synthetic = pd.read_csv(out)
+    assert list(synthetic.columns) == ["colour", "code", "amount"]
+    assert len(synthetic) == 57
+    assert set(synthetic["colour"]) <= {"red", "green", "blue"}
+    assert set(synthetic["code"]) <= {0, 1, 2}
+    assert synthetic["amount"].between(0, 100).all()
+    err = capsys.readouterr().err
+    spent = re.search(r"privacy spent: \(([0-9.e-]+), ([0-9.e-]+)\)-DP", err)
+    assert spent is not None, err
+    assert 0 < float(spent.group(1)) <= 2.0
+    assert float(spent.group(2)) == pytest.approx(1 / 120**2, rel=1e-2)
+    assert "wrote 57 synthetic rows" in err
+
+
+def test_fit_matches_the_python_api(files, capsys):
+    """Same seed, same workload: the CLI's output is FEM's sample exactly."""
+    out = files.dir / "synthetic.csv"
+    assert _fit(files, "--epsilon", "1.5", "--k", "2", "--marginals", "2", "-o", str(out)) == 0
+    workload = QueryWorkload(
+        domain={"colour": ["red", "green", "blue"], "code": 3},
+        bounds={"amount": (0.0, 100.0)},
+        bins={"amount": 4},
+        k=2,
+        n_marginals=2,
+        random_state=0,
+    )
+    fem = FEM(epsilon=1.5, workload=workload, solver="brute", rounds=4, samples_per_round=3,
+              random_state=0).fit(files.frame)
+    expected = fem.sample(len(files.frame), random_state=0)
+    synthetic = pd.read_csv(out)
+    np.testing.assert_array_equal(synthetic["colour"], expected["colour"])
+    np.testing.assert_array_equal(synthetic["code"], expected["code"])
+    np.testing.assert_allclose(synthetic["amount"], expected["amount"])
+
+
+def test_fit_to_stdout_keeps_stdout_for_data(files, capsys):
+    assert _fit(files, "--rows", "10") == 0
+    captured = capsys.readouterr()
+    synthetic = pd.read_csv(io.StringIO(captured.out))
+    assert synthetic.shape == (10, 3)
+    assert "privacy spent" in captured.err and "privacy" not in captured.out
+
+
+def test_quiet_prints_nothing(files, capsys):
+    assert _fit(files, "--quiet", "-o", str(files.dir / "s.csv")) == 0
+    assert capsys.readouterr().err == ""
+
+
+@pytest.mark.parametrize("algorithm", ["fem", "sepfem", "dualquery", "dqrs", "mwem"])
+def test_every_algorithm(files, capsys, algorithm):
+    args = ["fit", str(files.csv), "--domain", str(files.domain), "--algorithm", algorithm,
+            "--epsilon", "1", "--seed", "1", "--rounds", "3", "-o", str(files.dir / "s.csv")]
+    if algorithm != "mwem":
+        args += ["--solver", "brute"]
+    assert main(args) == 0, capsys.readouterr().err
+    assert len(pd.read_csv(files.dir / "s.csv")) == len(files.frame)
+
+
+def test_infer_domain_warns_that_it_is_not_private(files, capsys):
+    assert main(["fit", str(files.csv), "--infer-domain", *FAST, "-q",
+                 "-o", str(files.dir / "s.csv")]) == 0
+    err = capsys.readouterr().err
+    assert "privsyn: warning:" in err and "not covered by the privacy guarantee" in err
+
+
+def test_unknown_extra_columns_are_dropped_with_a_note(files, capsys):
+    frame = files.frame.assign(extra=1)
+    frame.to_csv(files.csv, index=False)
+    out = files.dir / "s.csv"
+    assert _fit(files, "-o", str(out)) == 0
+    assert "ignoring columns of" in capsys.readouterr().err
+    assert "extra" not in pd.read_csv(out).columns
+
+
+@pytest.mark.parametrize(
+    "extra, match",
+    [
+        (["--epsilon", "-1"], "must be a finite number > 0"),
+        (["--epsilon", "abc"], "expected a number"),
+        (["--epsilon", "inf"], "must be a finite number > 0"),
+        (["--delta", "1.5"], r"must be in \(0, 1\)"),
+        (["--rows", "0"], "must be at least 1"),
+        (["--algorithm", "gan"], "invalid choice"),
+        (["--algorithm", "mwem", "--solver", "brute"], "--solver does not apply to"),
+        (["--infer-domain"], "not both"),
+    ],
+)
+def test_usage_errors_exit_2(files, capsys, extra, match):
+    # argparse's own errors raise SystemExit(2); those found after parsing return 2
+    try:
+        status = main(["fit", str(files.csv), "--domain", str(files.domain), *extra])
+    except SystemExit as exc:
+        status = exc.code
+    assert status == EXIT_USAGE
+    err = capsys.readouterr().err
+    assert re.search(match, err), err
+    assert "Traceback" not in err
+
+
+def test_missing_domain_is_a_usage_error(files, capsys):
+    assert main(["fit", str(files.csv)]) == EXIT_USAGE
+    assert "--domain is required" in capsys.readouterr().err
+
+
+def test_no_command_prints_help(capsys):
+    assert main([]) == EXIT_USAGE
+    assert "examples:" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize(
+    "csv_text, domain, match",
+    [
+        ("colour,code\nred,0\npink,1\n", {"colour": ["red"], "code": 2},
+         r"Column 'colour' has value 'pink'"),
+        ("colour,code\nred,0\nred,5\n", {"colour": ["red"], "code": 2}, r"'code'.*5"),
+        ("colour,code\nred,0\nred,x\n", {"colour": ["red"], "code": 2},
+         r"column 'code' of .* must hold integer codes; row 1 has 'x'"),
+        ("colour\nred\n", {"colour": ["red"], "code": 2}, r"has no column 'code'"),
+        ("colour,colour\nred,red\n", {"colour": ["red"]}, "duplicate column names"),
+        ("colour,code\n", {"colour": ["red"], "code": 2}, "no data rows"),
+        ("colour,code\nred,0\n", {"code": 0}, "domain size must be at least 1"),
+        ("colour,code\nred,0\n", {"code": []}, "list of values is empty"),
+        ("colour,code\nred,0\n", {"code": {"bins": 3}}, "needs"),
+        ("colour,code\nred,0\n", {"code": {"bounds": [5, 1]}}, "lo < hi"),
+        ("colour,code\nred,0\n", [1, 2], "must hold a non-empty JSON object"),
+    ],
+)
+def test_data_errors_exit_1(tmp_path, capsys, csv_text, domain, match):
+    (tmp_path / "d.csv").write_text(csv_text)
+    (tmp_path / "d.json").write_text(json.dumps(domain))
+    status = main(["fit", str(tmp_path / "d.csv"), "--domain", str(tmp_path / "d.json"), *FAST,
+                   "-o", str(tmp_path / "s.csv")])
+    err = capsys.readouterr().err
+    assert status == EXIT_DATA, err
+    assert re.search(match, err), err
+    assert "Traceback" not in err and err.startswith("privsyn fit: error:")
+
+
+@pytest.mark.parametrize("which", ["csv", "domain"])
+def test_missing_files_exit_1(files, capsys, which):
+    paths = {"csv": str(files.csv), "domain": str(files.domain)}
+    paths[which] = str(files.dir / "absent")
+    assert main(["fit", paths["csv"], "--domain", paths["domain"]]) == EXIT_DATA
+    err = capsys.readouterr().err
+    assert "absent" in err and "Traceback" not in err
+
+
+def test_invalid_json_exit_1(files, capsys):
+    files.domain.write_text("{not json")
+    assert _fit(files) == EXIT_DATA
+    assert "not valid JSON" in capsys.readouterr().err
+
+
+def test_unavailable_algorithm_exit_1(files, capsys, monkeypatch):
+    monkeypatch.setitem(cli.ALGORITHMS, "fem", ("no_such_module", "FEM"))
+    assert _fit(files) == EXIT_DATA
+    assert "algorithm 'fem' is not available" in capsys.readouterr().err
+
+
+def test_time_limit_builds_an_oracle():
+    from sklearn_privsyn.solvers import HeuristicOracle, HighsOracle
+
+    args = types.SimpleNamespace(solver=None, time_limit=5.0)
+    oracle = cli._oracle(args)
+    assert isinstance(oracle, HighsOracle) and oracle.time_limit == 5.0
+    args = types.SimpleNamespace(solver="heuristic", time_limit=2.0)
+    assert isinstance(cli._oracle(args), HeuristicOracle)
+    assert cli._oracle(types.SimpleNamespace(solver="pulp", time_limit=None)) == "pulp"
+
+
+def test_read_domain_formats(tmp_path):
+    path = tmp_path / "d.json"
+    path.write_text(json.dumps({"a": 4, "b": ["x", 1], "c": {"bounds": [0, 10]},
+                                "d": {"bounds": [0, 1], "bins": [0, 0.5, 1]}}))
+    params = read_domain(path)
+    assert params["columns"] == ["a", "b", "c", "d"]
+    assert params["domain"] == {"a": 4, "b": ["x", 1]}
+    assert params["bounds"] == {"c": (0.0, 10.0), "d": (0.0, 1.0)}
+    assert params["bins"] == {"c": 10, "d": [0, 0.5, 1]}
+
+
+def test_read_table_converts_by_domain(tmp_path):
+    path = tmp_path / "t.csv"
+    path.write_text("n,s,f\n1,007,2.5\n2,7,3\n")
+    params = {"columns": ["n", "s", "f"], "domain": {"n": [1, 2], "s": ["007", "7"]},
+              "bounds": {"f": (0.0, 5.0)}, "bins": {}}
+    frame, dropped = read_table(path, params)
+    assert dropped == []
+    assert frame["n"].tolist() == [1, 2] and frame["n"].dtype.kind == "i"
+    assert frame["s"].tolist() == ["007", "7"]  # text stays text: "007" is not 7
+    assert frame["f"].tolist() == [2.5, 3.0] and frame["f"].dtype.kind == "f"
+
+
+def _crosstab_error(real, synthetic, cols):
+    r = real.groupby(cols).size() / len(real)
+    s = synthetic.groupby(cols).size() / len(synthetic)
+    diff = r.sub(s, fill_value=0).abs()
+    return diff
+
+
+def test_evaluate_reports_the_marginal_errors(tmp_path, capsys):
+    real = pd.DataFrame({"a": [0, 0, 1, 1, 2, 2, 2, 2], "b": [0, 1, 0, 1, 0, 1, 1, 1]})
+    synthetic = pd.DataFrame({"a": [0, 1, 2, 2], "b": [0, 0, 1, 1]})
+    real.to_csv(tmp_path / "real.csv", index=False)
+    synthetic.to_csv(tmp_path / "syn.csv", index=False)
+    (tmp_path / "d.json").write_text(json.dumps({"a": 3, "b": 2}))
+    args = ["evaluate", str(tmp_path / "real.csv"), str(tmp_path / "syn.csv"),
+            "--domain", str(tmp_path / "d.json"), "--k", "2"]
+    assert main(args + ["--json", "--per-marginal"]) == 0
+    result = json.loads(capsys.readouterr().out)
+    diff = _crosstab_error(real, synthetic, ["a", "b"])  # cells absent from both are 0
+    assert result["max_error"] == pytest.approx(diff.max())
+    assert result["mean_error"] == pytest.approx(diff.sum() / 6)  # 3 x 2 cells
+    assert result["max_tvd"] == pytest.approx(diff.sum() / 2)
+    assert result["n_queries"] == 6
+    assert result["per_marginal_tvd"] == [{"marginal": ["a", "b"],
+                                           "tvd": pytest.approx(diff.sum() / 2)}]
+    assert main(args + ["--per-marginal"]) == 0
+    out = capsys.readouterr().out
+    assert f"max error   {diff.max():.4f}" in out and "a x b" in out
+
+
+def test_evaluate_without_domain_and_bad_synthetic(tmp_path, capsys):
+    pd.DataFrame({"a": ["x", "y"]}).to_csv(tmp_path / "real.csv", index=False)
+    pd.DataFrame({"a": ["x", "x"]}).to_csv(tmp_path / "syn.csv", index=False)
+    pd.DataFrame({"a": ["z", "x"]}).to_csv(tmp_path / "bad.csv", index=False)
+    pd.DataFrame({"b": ["x"]}).to_csv(tmp_path / "other.csv", index=False)
+    base = ["evaluate", str(tmp_path / "real.csv"), "--k", "1", "--json"]
+    assert main(base[:2] + [str(tmp_path / "syn.csv")] + base[2:]) == 0
+    assert json.loads(capsys.readouterr().out)["max_error"] == pytest.approx(0.5)
+    assert main(base[:2] + [str(tmp_path / "bad.csv")] + base[2:]) == EXIT_DATA
+    assert "'z'" in capsys.readouterr().err
+    assert main(base[:2] + [str(tmp_path / "other.csv")] + base[2:]) == EXIT_DATA
+    assert "has no column 'a'" in capsys.readouterr().err
+
+
+def test_demo_calls_run_demo(monkeypatch):
+    import sklearn_privsyn.demo as demo
+
+    calls = []
+    monkeypatch.setattr(demo, "run_demo", lambda **kwargs: calls.append(kwargs))
+    assert main(["demo", "--epsilon", "0.5", "--marginals", "4", "--seed", "3"]) == 0
+    assert calls == [{"epsilon": 0.5, "n_marginals": 4, "seed": 3, "rows": 5, "verbose": 0}]
+
+
+def test_python_dash_m_help():
+    result = subprocess.run([sys.executable, "-m", "sklearn_privsyn", "fit", "--help"],
+                            capture_output=True, text=True, timeout=120)
+    assert result.returncode == 0, result.stderr
+    assert "usage: privsyn fit" in result.stdout and "examples:" in result.stdout
+    assert "exit status" in result.stdout
+
+
+def test_python_dash_m_error_has_no_traceback(tmp_path):
+    result = subprocess.run(
+        [sys.executable, "-m", "sklearn_privsyn", "evaluate", str(tmp_path / "nope.csv"),
+         str(tmp_path / "nope.csv")],
+        capture_output=True, text=True, timeout=120,
+    )
+    assert result.returncode == EXIT_DATA
+    assert "no such file" in result.stderr and "Traceback" not in result.stderr
+
+
+def test_console_script_is_installed():
+    script = os.path.join(os.path.dirname(sys.executable), "privsyn")
+    if not os.path.exists(script):
+        pytest.skip("the privsyn console script is not installed in this environment")
+    result = subprocess.run([script, "--version"], capture_output=True, text=True, timeout=120)
+    assert result.returncode == 0 and result.stdout.startswith("privsyn ")
