@@ -7,6 +7,8 @@ Writes, in ``--outdir``:
 * ``summary.md``: one row per (dataset, k, marginals, epsilon, algorithm) with
   the mean over seeds of max error (and its standard deviation), mean error
   and fit seconds, the number of seeds that ran, and failures;
+* ``comparison.md`` (with ``--reference``, when ADULT ran): our max error
+  next to the authors' (``ours / authors``) for ADULT with 64 marginals;
 * ``max_error_vs_epsilon_<dataset>_k<k>_m<m>.png`` for every setting run at
   several epsilons (the paper's Figure 1): max error against epsilon, one line
   per algorithm, error bars = standard deviation over seeds;
@@ -15,7 +17,8 @@ Writes, in ``--outdir``:
 
 With ``--reference`` (default on) the authors' published numbers for ADULT
 with 64 marginals (``AUTHORS`` below, from the paper's figures as collected in
-the project notes) are drawn as dashed grey lines.
+the project notes) are drawn as dashed lines, in the colour of our
+algorithm of the same name.
 """
 
 from __future__ import annotations
@@ -27,9 +30,9 @@ from pathlib import Path
 import matplotlib
 
 matplotlib.use("Agg")
-import matplotlib.pyplot as plt  # noqa: E402
-import numpy as np  # noqa: E402
-import pandas as pd  # noqa: E402
+import matplotlib.pyplot as plt
+import numpy as np
+import pandas as pd
 
 #: The authors' reported max errors on ADULT, 64 marginals: (algorithm, k) -> {eps: error}.
 AUTHORS = {
@@ -93,8 +96,10 @@ def summary_markdown(df):
     """Markdown table of :func:`summarise` (blank cells: nothing ran)."""
     table = summarise(df)
     lines = [
-        "| dataset | k | marginals | epsilon | algorithm | max error (mean) | sd | "
-        "mean error | fit s | peak RSS MB | rounds | seeds | failed |",
+        (
+            "| dataset | k | marginals | epsilon | algorithm | max error (mean) | sd | "
+            "mean error | fit s | peak RSS MB | rounds | seeds | failed |"
+        ),
         "|---|---|---|---|---|---|---|---|---|---|---|---|---|",
     ]
     for row in table.itertuples(index=False):
@@ -110,25 +115,63 @@ def summary_markdown(df):
     return "\n".join(lines) + "\n"
 
 
+#: Our algorithm label -> the authors' name for it, for the comparison table.
+OURS_TO_AUTHORS = {"fem": "FEM", "hdmm": "HDMM", "hdmm-simplex": "HDMM", "dualquery": "DualQuery",
+                   "dqrs": "DualQuery"}
+
+
+def comparison_markdown(df, dataset="adult", n_marginals="64"):
+    """Our max error (mean over seeds) next to the authors' at each epsilon.
+
+    One row per (algorithm, k) that ran on ``dataset`` with ``n_marginals``
+    marginals; each cell is ``ours / authors`` (``-`` where one is missing).
+    """
+    ok = _ok(df)
+    ok = ok[(ok["dataset"] == dataset) & (ok["n_marginals"] == str(n_marginals))]
+    eps_grid = sorted(set(ok["epsilon"]) | {e for pts in AUTHORS.values() for e in pts})
+    lines = ["| algorithm | k | " + " | ".join(f"eps {e:g}" for e in eps_grid) + " |",
+             "|---|---|" + "---|" * len(eps_grid)]
+    means = ok.groupby(["algorithm", "k", "epsilon"])["max_error"].mean()
+    for (algorithm, k), _ in ok.groupby(["algorithm", "k"]):
+        ref = AUTHORS.get((OURS_TO_AUTHORS.get(algorithm, ""), int(k)), {})
+        cells = []
+        for e in eps_grid:
+            ours = means.get((algorithm, k, e))
+            theirs = ref.get(e)
+            text = "-" if ours is None else f"{ours:.3f}"
+            text += "" if theirs is None else f" / {theirs:.3f}"
+            cells.append(text)
+        lines.append(f"| {algorithm} | {int(k)} | " + " | ".join(cells) + " |")
+    return "\n".join(lines) + "\n"
+
+
 def _line(ax, frame, x, label, **kwargs):
     stats = frame.groupby(x)["max_error"].agg(["mean", "std"]).sort_index()
     ax.errorbar(stats.index, stats["mean"], yerr=stats["std"].fillna(0.0), label=label,
                 marker="o", capsize=3, **kwargs)
 
 
+def _colours(df):
+    """A fixed colour per algorithm label (the same in every figure)."""
+    labels = sorted(set(df["algorithm"]) | {"fem", "hdmm", "dualquery"})
+    cycle = plt.rcParams["axes.prop_cycle"].by_key()["color"]
+    return {label: cycle[i % len(cycle)] for i, label in enumerate(labels)}
+
+
 def plot_vs_epsilon(df, dataset, k, n_marginals, path, reference=True):
     """Max error against epsilon, one line per algorithm (the paper's Figure 1)."""
     sel = _ok(df)
     sel = sel[(sel["dataset"] == dataset) & (sel["k"] == k) & (sel["n_marginals"] == n_marginals)]
-    fig, ax = plt.subplots(figsize=(6, 4))
+    fig, ax = plt.subplots(figsize=(6.5, 4.2))
+    colours = _colours(df)
     for algorithm, frame in sel.groupby("algorithm"):
-        _line(ax, frame, "epsilon", algorithm)
+        _line(ax, frame, "epsilon", algorithm, color=colours[algorithm])
     if reference and dataset == "adult" and str(n_marginals) == "64":
         for (name, kk), points in AUTHORS.items():
             if kk == k:
                 eps = sorted(points)
-                ax.plot(eps, [points[e] for e in eps], ls="--", marker="x", color="grey",
-                        alpha=0.4 + 0.2 * (name == "FEM"), label=f"{name} (authors)")
+                ax.plot(eps, [points[e] for e in eps], ls="--", marker="x", alpha=0.6,
+                        color=colours.get(name.lower(), "grey"), label=f"{name} (authors)")
     ax.set_xlabel("epsilon")
     ax.set_ylabel("max error")
     ax.set_yscale("log")
@@ -144,9 +187,10 @@ def plot_vs_marginals(df, dataset, k, epsilon, path):
     """Max error against the number of marginals (the paper's Figure 2)."""
     sel = _ok(df)
     sel = sel[(sel["dataset"] == dataset) & (sel["k"] == k) & np.isclose(sel["epsilon"], epsilon)]
-    fig, ax = plt.subplots(figsize=(6, 4))
+    fig, ax = plt.subplots(figsize=(6.5, 4.2))
+    colours = _colours(df)
     for algorithm, frame in sel.groupby("algorithm"):
-        _line(ax, frame, "m", algorithm)
+        _line(ax, frame, "m", algorithm, color=colours[algorithm])
     ax.set_xlabel("number of marginals")
     ax.set_ylabel("max error")
     ax.set_yscale("log")
@@ -174,6 +218,10 @@ def make_all(csv_path, outdir, reference=True):
     summary = outdir / "summary.md"
     summary.write_text(summary_markdown(df))
     written.append(summary)
+    if reference and (df["dataset"] == "adult").any():
+        comparison = outdir / "comparison.md"
+        comparison.write_text(comparison_markdown(df))
+        written.append(comparison)
     ok = _ok(df)
     for (dataset, k, m), frame in ok.groupby(["dataset", "k", "n_marginals"]):
         if frame["epsilon"].nunique() > 1:

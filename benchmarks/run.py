@@ -40,11 +40,14 @@ cells, ``n_marginals`` of them drawn with ``RandomState(workload_seed=0)``
 
 **Isolation and memory**: by default each row runs in a fresh Python
 subprocess, which reports its own peak resident set size
-(``resource.getrusage(RUSAGE_SELF).ru_maxrss``; ``base_rss_mb`` is the same
-measure right after imports, before the data is loaded) and is killed after
-``--timeout`` seconds. ``--isolation none`` runs rows inside the joblib
-worker (faster start, no time-out; the RSS is then the worker's lifetime
-peak).
+(``peak_rss_mb``: ``resource.getrusage(RUSAGE_SELF).ru_maxrss`` at the end of
+the row, so it includes loading or generating the data; ``base_rss_mb``: the
+same right after imports) and is killed after ``--timeout`` seconds. On
+Linux the high-water mark is also reset (``/proc/self/clear_refs``) just
+before ``fit``, and ``fit_rss_mb`` is the peak during ``fit`` (VmHWM),
+counting what was already resident (interpreter, data, workload).
+``--isolation none`` runs rows inside the joblib worker (faster start, no
+time-out; ``peak_rss_mb`` is then the worker's lifetime peak).
 
 **Parallelism**: rows run in parallel through joblib (``--n-jobs``; default
 1). Any joblib backend works; for a Dask cluster start a client, then use
@@ -89,7 +92,7 @@ COLUMNS = [
     "k", "n_marginals", "queries", "epsilon", "delta", "rho_budget", "rho_spent",
     "epsilon_spent", "seed", "max_error", "mean_error", "fit_seconds", "total_seconds",
     "peak_rss_mb", "base_rss_mb", "rounds", "oracle_calls", "oracle_seconds", "timeouts",
-    "fallbacks", "status", "error", "started", "host", "marginals",
+    "fallbacks", "status", "error", "started", "host", "marginals", "fit_rss_mb",
 ]
 
 #: name -> (module, attribute); modules starting with "." are in the package.
@@ -263,6 +266,28 @@ def _maxrss_mb():
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * scale / 2**20
 
 
+def _reset_peak_rss():
+    """Reset this process's RSS high-water mark (Linux >= 4.0); True if it worked."""
+    try:
+        with open("/proc/self/clear_refs", "w") as handle:
+            handle.write("5")
+        return True
+    except OSError:
+        return False
+
+
+def _peak_rss_since_reset_mb():
+    """VmHWM of /proc/self/status in MB (the peak since the last reset), or None."""
+    try:
+        with open("/proc/self/status") as handle:
+            for line in handle:
+                if line.startswith("VmHWM:"):
+                    return int(line.split()[1]) / 1024.0
+    except OSError:
+        pass
+    return None
+
+
 def _empty_row(spec):
     row = {c: None for c in COLUMNS}
     row.update({f: spec[f] for f in ("run_id", "algorithm", "estimator", "dataset", "k",
@@ -279,6 +304,7 @@ def execute(spec, base_rss_mb=None):
     started = time.perf_counter()
     row = _empty_row(spec)
     row["base_rss_mb"] = base_rss_mb
+    load_peak = 0.0
     try:
         import numpy as np
 
@@ -296,9 +322,13 @@ def execute(spec, base_rss_mb=None):
         true_answers = workload.answer(frame)
 
         estimator = _make_estimator(spec, workload)
+        load_peak = _maxrss_mb()  # clear_refs resets getrusage's maxrss too
+        reset = _reset_peak_rss()
         fit_start = time.perf_counter()
         estimator.fit(frame)
         row["fit_seconds"] = time.perf_counter() - fit_start
+        if reset:  # peak during fit, counting what was resident when it started
+            row["fit_rss_mb"] = _peak_rss_since_reset_mb()
 
         if hasattr(estimator, "answers_"):
             answers = np.asarray(estimator.answers_, dtype=float)
@@ -321,13 +351,13 @@ def execute(spec, base_rss_mb=None):
             row["timeouts"] = stats.get("n_time_limit")
             row["fallbacks"] = stats.get("n_fallback")
         row["status"] = "ok"
-    except Exception as exc:  # one failing run never stops the grid
+    except Exception as exc:  # noqa: BLE001  (one failing run never stops the grid)
         row["status"] = "error"
         row["error"] = f"{type(exc).__name__}: {exc}"[:500]
         if os.environ.get("PRIVSYN_BENCH_TRACEBACK"):
             traceback.print_exc()
     row["total_seconds"] = time.perf_counter() - started
-    row["peak_rss_mb"] = _maxrss_mb()
+    row["peak_rss_mb"] = max(load_peak, _maxrss_mb())
     return row
 
 
@@ -353,7 +383,8 @@ def run_isolated(spec, timeout=None, python=None):
                json.dumps(spec), out_path]
         started = time.perf_counter()
         try:
-            proc = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout)
+            proc = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout,
+                                  check=False)
         except subprocess.TimeoutExpired:
             row = _empty_row(spec)
             row["status"] = "timeout"
@@ -532,6 +563,8 @@ def main(argv=None):
     if args.config and not Path(out).is_absolute() and "output" in config and not args.out:
         out = str(HERE.parent / out)  # config outputs are relative to the repository
     n_jobs = args.n_jobs if args.n_jobs is not None else config.get("n_jobs", 1)
+    if args.backend and args.n_jobs is None:
+        n_jobs = -1  # every worker of the cluster
     isolation = args.isolation or config.get("isolation", "subprocess")
     timeout = args.timeout if args.timeout is not None else config.get("timeout")
 
@@ -544,8 +577,8 @@ def main(argv=None):
                   canonical_params(spec["params"]))
         return 0
 
-    kwargs = dict(n_jobs=n_jobs, isolation=isolation, timeout=timeout,
-                  retry_failed=args.retry_failed, progress=not args.no_progress)
+    kwargs = {"n_jobs": n_jobs, "isolation": isolation, "timeout": timeout,
+              "retry_failed": args.retry_failed, "progress": not args.no_progress}
     if args.backend:
         import joblib
 

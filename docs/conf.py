@@ -5,6 +5,7 @@ Build with ``sphinx-build -W -b html docs docs/_build/html`` (needs the
 """
 
 import os
+import re
 import sys
 from pathlib import Path
 
@@ -54,6 +55,21 @@ if os.environ.get("PRIVSYN_DOCS_INTERSPHINX"):
 
 RESULTS = ROOT / "benchmarks" / "RESULTS.md"
 
+# Fitted-attribute names such as ``n_rounds_`` written without backquotes in a
+# docstring ("ndarray of shape (n_rounds_, 2)") would be read by docutils as
+# hyperlink references to an undefined target. Escape the trailing underscore
+# of a bare identifier, leaving inline literals, roles and links untouched.
+_LITERAL = re.compile(r"(``.+?``|:[\w:.-]+:`[^`]*`|`[^`]*`_{0,2})")
+_BARE_TRAILING_UNDERSCORE = re.compile(r"(?<=[A-Za-z0-9])_(?![\w`])")
+
+
+def _escape_trailing_underscores(app, what, name, obj, options, lines):
+    for i, line in enumerate(lines):
+        parts = _LITERAL.split(line)
+        for j in range(0, len(parts), 2):  # even parts lie outside literals and roles
+            parts[j] = _BARE_TRAILING_UNDERSCORE.sub(r"\\_", parts[j])
+        lines[i] = "".join(parts)
+
 
 def _benchmark_results(app, docname, source):
     """Append benchmarks/RESULTS.md to the benchmarks page when the file exists."""
@@ -75,3 +91,4 @@ def _benchmark_results(app, docname, source):
 
 def setup(app):
     app.connect("source-read", _benchmark_results)
+    app.connect("autodoc-process-docstring", _escape_trailing_underscores)

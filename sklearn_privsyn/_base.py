@@ -6,6 +6,7 @@ else (turning ``epsilon``/``delta`` into a zCDP budget, the ledger, the
 workload clone, ``sample``) lives here, once.
 """
 
+import warnings
 from numbers import Integral, Real
 
 import numpy as np
@@ -15,8 +16,10 @@ from sklearn.base import BaseEstimator, _fit_context, clone
 from sklearn.utils._param_validation import HasMethods, Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted
 
+from .exceptions import SolverWarning
 from .privacy import PrivacyLedger, epsilon_to_rho
 from .solvers import get_oracle
+from .solvers._session import open_session
 from .workload import QueryWorkload
 
 __all__ = ["BaseSynthesizer"]
@@ -155,6 +158,44 @@ class BaseSynthesizer(BaseEstimator):
         self : object
             The fitted synthesizer.
         """
+        # A fit either completes or leaves no fitted attribute behind: never a
+        # mix of an earlier fit's attributes with this one's.
+        self._clear_fitted()
+        try:
+            self._fit(X, y)
+        except BaseException:
+            self._clear_fitted()
+            raise
+        self._warn_solver_faults()
+        return self
+
+    def _clear_fitted(self):
+        for name in [k for k in vars(self) if k.endswith("_") and not k.startswith("__")]:
+            delattr(self, name)
+
+    def _warn_solver_faults(self):
+        """One SolverWarning per fit summarising failed and timed-out oracle calls."""
+        stats = getattr(self, "solver_stats_", None)
+        if stats is None or not (stats.n_fallback or stats.n_time_limit):
+            return
+        parts = []
+        if stats.n_fallback:
+            last = f" (last error: {stats.last_error})" if stats.last_error else ""
+            parts.append(
+                f"{stats.n_fallback} failed and returned the data-independent fallback "
+                f"record{last}"
+            )
+        if stats.n_time_limit:
+            parts.append(f"{stats.n_time_limit} stopped at the time limit with the best record found")
+        warnings.warn(
+            f"{type(self).__name__}: of {stats.calls} oracle calls, " + "; ".join(parts)
+            + ". The privacy guarantee is unaffected (the oracle never sees the data); "
+            "accuracy may be lower. Counts are in solver_stats_.",
+            SolverWarning,
+            stacklevel=4,
+        )
+
+    def _fit(self, X, y):
         frame, was_frame, y_name = self._frame(X, y)
         n = frame.shape[0]
         if self.delta is None and n < 2:
@@ -189,7 +230,6 @@ class BaseSynthesizer(BaseEstimator):
             )
         self.input_was_frame_ = was_frame
         self.target_name_ = y_name
-        return self
 
     def _fit_records(self, records, rng):  # pragma: no cover - abstract
         raise NotImplementedError
@@ -197,8 +237,8 @@ class BaseSynthesizer(BaseEstimator):
     def _oracle_session(self, rng):
         """A fresh oracle session on the workload's one-hot layout, seeded from ``rng``."""
         oracle = get_oracle(self.solver)
-        session = oracle.session(
-            self.workload_.layout_, int(rng.integers(np.iinfo(np.int32).max))
+        session = open_session(
+            oracle, self.workload_.layout_, int(rng.integers(np.iinfo(np.int32).max))
         )
         self.solver_stats_ = session.stats
         return session

@@ -19,7 +19,15 @@ import sys
 import time
 import warnings
 
-__all__ = ["ALGORITHMS", "EXIT_DATA", "EXIT_USAGE", "build_parser", "main", "read_domain", "read_table"]
+__all__ = [
+    "ALGORITHMS",
+    "EXIT_DATA",
+    "EXIT_USAGE",
+    "build_parser",
+    "main",
+    "read_domain",
+    "read_table",
+]
 
 #: Exit status of a data or validation error.
 EXIT_DATA = 1
@@ -483,7 +491,9 @@ def _cmd_evaluate(args):
     if params is None:
         missing = [c for c in real.columns if c not in synthetic.columns]
         if missing:
-            raise CLIError(f"{args.synthetic} has no column {missing[0]!r} (a column of {args.real})")
+            raise CLIError(
+                f"{args.synthetic} has no column {missing[0]!r} (a column of {args.real})"
+            )
         synthetic = synthetic[list(real.columns)]
     workload = _make_workload(args, params, args.marginals)
     with warnings.catch_warnings():
@@ -502,7 +512,7 @@ def _cmd_evaluate(args):
         if args.per_marginal:
             payload["per_marginal_tvd"] = [
                 {"marginal": list(m), "tvd": float(t)}
-                for m, t in zip(result.marginals, result.per_marginal_tvd)
+                for m, t in zip(result.marginals, result.per_marginal_tvd, strict=True)
             ]
         print(json.dumps(payload, indent=2))
         return 0
@@ -573,7 +583,7 @@ def build_parser():
     fit = sub.add_parser(
         "fit",
         help="fit a synthesizer on a CSV file and write synthetic rows",
-        description="Fit a differentially private synthesizer on INPUT (a CSV file with a "
+        description="Fit a differentially private synthesizer on INPUT (a CSV file with a\n"
         "header row) and write synthetic rows as CSV.\n\n" + _DESCRIPTION,
         epilog=_EPILOG,
         formatter_class=formatter,
@@ -615,8 +625,8 @@ def build_parser():
     evaluate = sub.add_parser(
         "evaluate",
         help="measure a synthetic CSV against the real one on a workload",
-        description="Workload error of SYNTHETIC against REAL: the maximum and mean absolute "
-        "error over every cell of every marginal (answers as fractions of rows, the "
+        description="Workload error of SYNTHETIC against REAL: the maximum and mean absolute\n"
+        "error over every cell of every marginal (answers as fractions of rows, the\n"
         "paper's measure) and the largest total variation distance of a marginal.\n\n"
         "This reads the real data: its output is NOT differentially private.",
         epilog=_EPILOG,
@@ -634,7 +644,7 @@ def build_parser():
     demo = sub.add_parser(
         "demo",
         help="run FEM on the bundled UCI Adult data",
-        description="Fit FEM on the bundled UCI Adult data (48,842 rows) with a public "
+        description="Fit FEM on the bundled UCI Adult data (48,842 rows) with a public\n"
         "domain, then print the workload error and the privacy spent.",
         formatter_class=formatter,
     )

@@ -23,6 +23,7 @@ from sklearn.utils._param_validation import HasMethods, Interval, StrOptions
 from ._base import BaseSynthesizer
 from .privacy import exponential_mechanism, exponential_mechanism_rho
 from .solvers import OracleProblem, get_oracle
+from .solvers._session import open_session
 
 __all__ = ["FEM", "SepFEM", "default_rounds"]
 
@@ -58,14 +59,14 @@ def default_rounds(n, rho, n_candidates, scale=1.0):
     Examples
     --------
     >>> default_rounds(48842, 0.0145, 2 * 458996)
-    52
+    428
     """
     return max(1, int(round(scale * n * math.sqrt(rho) / math.log(n_candidates))))
 
 
 def _solve_chunk(oracle, layout, seed, problems):
     """Solve problems in a fresh session (one joblib task); returns records and stats."""
-    session = oracle.session(layout, seed)
+    session = open_session(oracle, layout, seed)
     try:
         records = [session.solve(problem).record for problem in problems]
     finally:

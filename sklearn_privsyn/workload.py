@@ -32,6 +32,12 @@ __all__ = ["QueryWorkload"]
 # Rows are processed in chunks so that a chunk's (rows x marginals) index
 # matrix stays around this many entries (32 MB of int64).
 _CHUNK_ENTRIES = 1 << 22
+# Largest number of positive queries (total cells) a workload may have: the
+# estimators keep several float arrays of 2 * Q entries, so 2**26 cells already
+# means gigabytes. Beyond it fit raises instead of exhausting memory.
+_MAX_QUERIES = 1 << 26
+# Largest number of k-subsets of the columns enumerated when marginals=None.
+_MAX_SUBSETS = 1 << 24
 
 
 @dataclass
@@ -277,13 +283,28 @@ class QueryWorkload(TransformerMixin, BaseEstimator):
         self : QueryWorkload
         """
         self._validate_params()
+        # A failed fit leaves no fitted attribute, never a mix of two fits.
+        self._clear_fitted()
+        try:
+            return self._fit(X)
+        except BaseException:
+            self._clear_fitted()
+            raise
+
+    _PRIVATE_FITTED = ("_coders", "_marginal_attrs", "_marginal_mult", "_marginal_radix",
+                       "_radix_matrix")
+
+    def _clear_fitted(self):
+        for name in list(vars(self)):
+            if (name.endswith("_") and not name.startswith("__")) or name in self._PRIVATE_FITTED:
+                delattr(self, name)
+
+    def _fit(self, X):
         X = self._as_frame(X, fitting=True)
         columns = tuple(X.columns)
         self.n_features_in_ = len(columns)
         if all(isinstance(c, str) for c in columns):
             self.feature_names_in_ = np.asarray(columns, dtype=object)
-        elif hasattr(self, "feature_names_in_"):
-            del self.feature_names_in_
         self.columns_ = columns
 
         domain = {} if self.domain is None else dict(self.domain)
@@ -317,7 +338,7 @@ class QueryWorkload(TransformerMixin, BaseEstimator):
                 + " from the data. This is not covered by the privacy guarantee; "
                 "give them publicly with domain= (values) and bounds= (numeric ranges).",
                 PrivacyLeakWarning,
-                stacklevel=2,
+                stacklevel=3,
             )
         self._coders = coders
         self.domain_sizes_ = {c.name: c.size for c in coders}
@@ -491,12 +512,14 @@ class QueryWorkload(TransformerMixin, BaseEstimator):
                         "give bounds[{col!r}]."
                     )
                 lo, hi = float(values.min()), float(values.max())
-                if hi == lo:
-                    hi = lo + 1.0
                 learned = "bounds"
             else:
                 lo, hi = self._check_bounds(col, bound)
-            edges = np.linspace(lo, hi, int(bin_spec) + 1)
+            if hi == lo:
+                # a constant column: one closed bin [lo, lo], which decodes to lo itself
+                edges = np.array([lo, lo])
+            else:
+                edges = np.linspace(lo, hi, int(bin_spec) + 1)
         else:
             edges = np.asarray(bin_spec, dtype=float)
             if edges.size < 2 or not np.all(np.isfinite(edges)) or np.any(np.diff(edges) <= 0):
@@ -583,6 +606,13 @@ class QueryWorkload(TransformerMixin, BaseEstimator):
                 raise ValueError(
                     f"k={self.k} is larger than the number of columns ({len(columns)})."
                 )
+            n_subsets = math.comb(len(columns), self.k)
+            if n_subsets > _MAX_SUBSETS:
+                raise ValueError(
+                    f"k={self.k} over {len(columns)} columns gives {n_subsets:,} marginals to "
+                    f"enumerate, more than {_MAX_SUBSETS:,}; lower k or give marginals= "
+                    "explicitly."
+                )
             combos = np.fromiter(
                 itertools.chain.from_iterable(itertools.combinations(range(len(columns)), self.k)),
                 dtype=np.intp,
@@ -608,6 +638,18 @@ class QueryWorkload(TransformerMixin, BaseEstimator):
                 combos = combos[np.sort(pick)]
             chosen = [tuple(int(a) for a in row) for row in combos]
 
+        cells = [math.prod(int(sizes[a]) for a in m) for m in chosen]
+        if sum(cells) > _MAX_QUERIES:
+            j = int(np.argmax(cells))
+            biggest = tuple(columns[a] for a in chosen[j])
+            sizes_of = {columns[a]: int(sizes[a]) for a in chosen[j]}
+            raise ValueError(
+                f"The workload has {sum(cells):,} queries (cells) in {len(chosen)} marginals, "
+                f"more than {_MAX_QUERIES:,}: it would not fit in memory. The largest "
+                f"marginal is {biggest!r} with {cells[j]:,} cells (domain sizes {sizes_of}). "
+                "Set max_cells (and n_marginals), lower k, or coarsen the columns with "
+                "many values."
+            )
         self.marginals_ = tuple(tuple(columns[a] for a in m) for m in chosen)
         n_marg = len(chosen)
         kmax = max(len(m) for m in chosen)

@@ -246,3 +246,42 @@ def test_plots_and_summary_from_a_csv(tmp_path, dataset):
     assert list(zeros["seeds"]) == [2, 2]
     md = (tmp_path / "fig" / "summary.md").read_text()
     assert md.count("| zeros |") == 4 and md.count("| hdmm |") == 2
+
+
+def test_comparison_table_puts_ours_next_to_the_authors(tmp_path):
+    out = tmp_path / "runs.csv"
+    base = {c: "" for c in run.COLUMNS}
+    for seed, err in [(0, 0.1), (1, 0.2)]:
+        run.append_row(out, {**base, "run_id": f"r{seed}", "algorithm": "fem", "dataset": "adult",
+                             "k": 3, "n_marginals": 64, "epsilon": 0.1, "seed": seed,
+                             "max_error": err, "status": "ok"})
+    run.append_row(out, {**base, "run_id": "r9", "algorithm": "fem", "dataset": "adult",
+                         "k": 3, "n_marginals": 64, "epsilon": 1.0, "seed": 0,
+                         "status": "timeout", "error": "killed"})
+    table = plots.comparison_markdown(plots.load_runs(out))
+    row = next(line for line in table.splitlines() if line.startswith("| fem | 3 |"))
+    cells = [c.strip() for c in row.strip("|").split("|")]
+    assert cells[2] == "0.150 / 0.172"  # mean over the two seeds, authors' eps=0.1
+    assert cells[-1] == "- / 0.076"  # the time-out left no result at eps=1
+
+
+def test_fit_rss_is_the_peak_during_fit(tmp_path, dataset, monkeypatch):
+    import numpy
+
+    if run._peak_rss_since_reset_mb() is None or not run._reset_peak_rss():
+        pytest.skip("no /proc/self/clear_refs")
+
+    class Hungry(baselines.ZeroBaseline):
+        def fit(self, X, y=None):
+            block = numpy.ones(40 * 2**20 // 8)  # 40 MB, touched
+            block.sum()
+            del block
+            return super().fit(X)
+
+    monkeypatch.setattr(baselines, "Hungry", Hungry, raising=False)
+    monkeypatch.setitem(run.ALGORITHMS, "hungry", ("baselines", "Hungry"))
+    small = run.execute(_grid(dataset, ["zeros"])[0])
+    big = run.execute(_grid(dataset, ["hungry"])[0])
+    assert big["status"] == "ok", big["error"]
+    assert big["fit_rss_mb"] - small["fit_rss_mb"] == pytest.approx(40, abs=8)
+    assert big["peak_rss_mb"] >= big["fit_rss_mb"]

@@ -8,7 +8,7 @@ import warnings
 import numpy as np
 
 from ..exceptions import SolverWarning
-from ._base import OneHotLayout, OracleProblem, OracleResult, SolverStats
+from ._base import STATUSES, OneHotLayout, OracleProblem, OracleResult, SolverStats
 
 
 def make_rng(random_state):
@@ -37,6 +37,8 @@ class BaseSession:
         self.rng = make_rng(random_state)
         self.stats = SolverStats()
         self.closed = False
+        # Estimators turn this off and emit one summary warning per fit instead.
+        self.warn_on_fault = True
 
     def _check_problem(self, problem):
         if not isinstance(problem, OracleProblem):
@@ -61,12 +63,13 @@ class BaseSession:
         except Exception as exc:  # noqa: BLE001 - any solver fault -> fallback
             self.stats.n_errors += 1
             self.stats.last_error = f"{type(exc).__name__}: {exc}"
-            warnings.warn(
-                f"oracle {type(self.oracle).__name__} failed ({self.stats.last_error}); "
-                "returning the fallback record.",
-                SolverWarning,
-                stacklevel=2,
-            )
+            if self.warn_on_fault:
+                warnings.warn(
+                    f"oracle {type(self.oracle).__name__} failed ({self.stats.last_error}); "
+                    "returning the fallback record.",
+                    SolverWarning,
+                    stacklevel=2,
+                )
             self._after_failure()
             record, status, bound = problem.fallback_record(), "fallback", float("inf")
         value = float(problem.objective(record)[0])
@@ -86,3 +89,67 @@ class BaseSession:
     def __exit__(self, *exc):
         self.close()
         return False
+
+
+class GuardedSession:
+    """Gives a foreign session (a user's oracle) the failure semantics of :class:`BaseSession`.
+
+    Whatever the wrapped session does (raise, return a record outside the
+    layout, a malformed result or an unknown status), :meth:`solve` returns a
+    valid :class:`OracleResult` whose objective is recomputed here; a fault
+    gives the data-independent fallback record, counted in ``stats``. The
+    problem is checked before the wrapped session sees it, so a malformed
+    problem still raises.
+    """
+
+    def __init__(self, session, layout):
+        self.session = session
+        self.layout = layout
+        self.stats = SolverStats()
+        self.closed = False
+
+    def solve(self, problem: OracleProblem) -> OracleResult:
+        if not isinstance(problem, OracleProblem) or problem.layout != self.layout:
+            raise ValueError("problem must be an OracleProblem on the session's layout.")
+        t0 = time.perf_counter()
+        try:
+            result = self.session.solve(problem)
+            record = self.layout.check_records(np.asarray(result.record).reshape(1, -1))[0]
+            status = result.status
+            if status not in STATUSES:
+                raise RuntimeError(f"oracle session returned status {status!r}")
+            bound = float(getattr(result, "bound", float("inf")))
+            if bound != bound:  # NaN
+                bound = float("inf")
+        except Exception as exc:  # noqa: BLE001 - a foreign fault must not escape
+            self.stats.n_errors += 1
+            self.stats.last_error = f"{type(exc).__name__}: {exc}"
+            record, status, bound = problem.fallback_record(), "fallback", float("inf")
+        value = float(problem.objective(record)[0])
+        result = OracleResult(record, value, status, bound, time.perf_counter() - t0)
+        self.stats.record(result)
+        return result
+
+    def close(self):
+        if not self.closed:
+            self.closed = True
+            try:
+                self.session.close()
+            except Exception as exc:  # noqa: BLE001
+                self.stats.last_error = f"{type(exc).__name__} on close: {exc}"
+
+
+def open_session(oracle, layout, random_state):
+    """A session of ``oracle`` for an estimator's fit: quiet, and guarded if foreign.
+
+    Built-in sessions keep their failure semantics but do not warn per call
+    (the estimator summarises the faults once per fit). A session whose
+    ``solve`` is not :meth:`BaseSession.solve` is wrapped in
+    :class:`GuardedSession`, so that a user's oracle cannot raise into the
+    fit or hand back an invalid record.
+    """
+    session = oracle.session(layout, random_state)
+    if isinstance(session, BaseSession) and type(session).solve is BaseSession.solve:
+        session.warn_on_fault = False
+        return session
+    return GuardedSession(session, layout)

@@ -1,0 +1,142 @@
+"""Determinism: the same random_state gives the same synthetic data whatever n_jobs or threads.
+
+FEM draws its noise, the mechanism's choices and the solver seeds from
+independent streams, so with an exact back-end (one optimum per problem, almost
+surely, as the perturbation is continuous) the number of parallel workers and
+the solver's thread count cannot change the output.
+
+HiGHS's thread count is tested in fresh interpreters: HiGHS keeps one global
+thread scheduler per process (see the xfail below), so changing it inside the
+test process would break every later HiGHS test.
+"""
+
+import json
+import subprocess
+import sys
+import textwrap
+import warnings
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from sklearn_privsyn import FEM, QueryWorkload, SepFEM
+from sklearn_privsyn.solvers import HeuristicOracle, HighsOracle, PulpHighsOracle
+
+COLUMNS = list("abcdef")
+
+
+def data(n=300, seed=0):
+    rng = np.random.default_rng(seed)
+    return pd.DataFrame({c: rng.integers(4, size=n) for c in COLUMNS})
+
+
+def workload():
+    return QueryWorkload(domain={c: 4 for c in COLUMNS}, k=3, n_marginals=10, random_state=0)
+
+
+def fit(cls=FEM, **params):
+    defaults = dict(epsilon=1.0, workload=workload(), rounds=5, samples_per_round=6,
+                    random_state=0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # no solver fault may hide in a determinism test
+        return cls(**{**defaults, **params}).fit(data())
+
+
+def assert_same_fit(a, b):
+    np.testing.assert_array_equal(a.records_, b.records_)
+    np.testing.assert_array_equal(a.weights_, b.weights_)
+    assert a.ledger_.entries == b.ledger_.entries
+    pd.testing.assert_frame_equal(a.sample(200), b.sample(200))
+    pd.testing.assert_frame_equal(a.sample(50, random_state=7), b.sample(50, random_state=7))
+
+
+@pytest.mark.parametrize("cls, solver", [
+    (FEM, HighsOracle()),
+    (SepFEM, "brute"),
+    (FEM, PulpHighsOracle()),
+], ids=["FEM-highs", "SepFEM-brute", "FEM-pulp"])
+def test_n_jobs_does_not_change_the_synthetic_data(cls, solver):
+    serial = fit(cls, solver=solver)
+    assert serial.solver_stats_.n_optimal == serial.solver_stats_.calls
+    for n_jobs in (1, 3):
+        parallel = fit(cls, solver=solver, n_jobs=n_jobs)
+        assert_same_fit(serial, parallel)
+        assert parallel.solver_stats_.calls == serial.solver_stats_.calls
+
+
+def test_different_random_states_differ():
+    # the comparison above can fail: another seed gives other data
+    assert not np.array_equal(fit(solver="brute").records_,
+                              fit(solver="brute", random_state=1).records_)
+
+
+SCRIPT = textwrap.dedent("""
+    import json, sys, warnings
+    import numpy as np, pandas as pd
+    from sklearn_privsyn import FEM, QueryWorkload
+    from sklearn_privsyn.solvers import HighsOracle, PulpHighsOracle
+    cols = list("abcdef")
+    rng = np.random.default_rng(0)
+    X = pd.DataFrame({c: rng.integers(4, size=300) for c in cols})
+    out = []
+    for name, threads in json.loads(sys.argv[1]):
+        oracle = {"highs": HighsOracle, "pulp": PulpHighsOracle}[name](threads=threads)
+        workload = QueryWorkload(domain={c: 4 for c in cols}, k=3, n_marginals=10,
+                                 random_state=0)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            est = FEM(epsilon=1.0, workload=workload, rounds=5, samples_per_round=6,
+                      solver=oracle, random_state=0).fit(X)
+        out.append({"records": est.records_.tolist(),
+                    "stats": est.solver_stats_.as_dict()})
+    print(json.dumps(out))
+""")
+
+
+def run_fresh(runs):
+    """Fit in a fresh interpreter, one (back-end, threads) run after another."""
+    proc = subprocess.run([sys.executable, "-c", SCRIPT, json.dumps(runs)],
+                          capture_output=True, text=True, timeout=300, check=True)
+    return json.loads(proc.stdout.strip().splitlines()[-1])
+
+
+@pytest.mark.parametrize("backend", ["highs", "pulp"])
+def test_thread_count_does_not_change_the_synthetic_data(backend):
+    (one,) = run_fresh([[backend, 1]])
+    (two,) = run_fresh([[backend, 2]])
+    for run in (one, two):
+        assert run["stats"]["n_optimal"] == run["stats"]["calls"] > 0
+    assert one["records"] == two["records"]
+
+
+@pytest.mark.xfail(strict=True, raises=AssertionError, reason=(
+    "HiGHS initialises one global thread scheduler per process; a later run with another "
+    "'threads' value ends with model status 'Not Set', so every oracle call of that fit "
+    "falls back (counted, one SolverWarning, privacy intact, accuracy lost). Fix belongs in "
+    "solvers/highs.py and pulp_highs.py (reset the scheduler when the count changes)."))
+@pytest.mark.parametrize("backend", ["highs", "pulp"])
+def test_switching_thread_count_within_a_process(backend):
+    first, second = run_fresh([[backend, 1], [backend, 2]])
+    assert second["stats"]["n_fallback"] == 0
+    assert first["records"] == second["records"]
+
+
+@pytest.mark.xfail(strict=True, raises=AssertionError, reason=(
+    "HeuristicOracle sessions keep a pool of earlier records and a random stream; with "
+    "n_jobs each round's samples are split over fresh sessions, so the local search can "
+    "end elsewhere. Only the data player's output changes (the noise, the mechanism and "
+    "the ledger do not). Fix belongs in solvers/heuristic.py or fem.py (seed each problem "
+    "independently of how problems are grouped in sessions)."))
+def test_heuristic_back_end_is_n_jobs_invariant():
+    rng = np.random.default_rng(0)
+    cols = [f"c{i}" for i in range(15)]
+    X = pd.DataFrame({c: rng.integers(10, size=2000) for c in cols})
+    params = dict(epsilon=3.0, rounds=40, samples_per_round=4, noise_scale=0.05,
+                  solver=HeuristicOracle(n_restarts=4), random_state=0)
+    fits = [
+        FEM(workload=QueryWorkload(domain={c: 10 for c in cols}, k=3, n_marginals=60,
+                                   random_state=0), n_jobs=n_jobs, **params).fit(X)
+        for n_jobs in (None, 2)
+    ]
+    np.testing.assert_array_equal(fits[0].records_, fits[1].records_)

@@ -1,0 +1,74 @@
+"""The Sphinx documentation builds without a single warning.
+
+Needs the ``docs`` extra (sphinx, numpydoc); skipped with the reason otherwise.
+One build (about 10 s) serves every check, through a module-scoped fixture.
+"""
+
+import importlib.util
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+import sklearn_privsyn
+
+ROOT = Path(__file__).resolve().parents[1]
+DOCS = ROOT / "docs"
+
+_missing = [m for m in ("sphinx", "numpydoc") if importlib.util.find_spec(m) is None]
+pytestmark = pytest.mark.skipif(
+    bool(_missing),
+    reason=f"{' and '.join(_missing)} not installed (pip install -e '.[docs]')",
+)
+
+
+@pytest.fixture(scope="module")
+def build(tmp_path_factory):
+    out = tmp_path_factory.mktemp("html")
+    result = subprocess.run(
+        [sys.executable, "-m", "sphinx", "-W", "--keep-going", "-b", "html", "-q",
+         "-d", str(out / ".doctrees"), str(DOCS), str(out)],
+        capture_output=True, text=True, timeout=300,
+    )
+    return result, out
+
+
+def test_sphinx_build_has_no_warnings(build):
+    result, _ = build
+    assert result.returncode == 0, f"sphinx-build -W failed:\n{result.stderr}"
+    assert result.stderr.strip() == "", result.stderr
+
+
+def test_api_reference_covers_the_public_names(build):
+    result, out = build
+    assert result.returncode == 0, result.stderr
+    api = (out / "api.html").read_text(encoding="utf-8")
+    for name in sklearn_privsyn.__all__:
+        if name.startswith("__"):
+            continue
+        assert f'id="sklearn_privsyn.{name}"' in api, f"{name} missing from docs/api.rst"
+
+
+@pytest.mark.parametrize(
+    "page", ["getting_started", "privacy", "algorithms/fem", "algorithms/sepfem",
+             "algorithms/dualquery", "algorithms/dqrs", "algorithms/mwem", "solvers",
+             "sklearn", "cli", "benchmarks", "internals"],
+)
+def test_pages_exist(build, page):
+    _, out = build
+    assert (out / f"{page}.html").is_file()
+
+
+def test_benchmarks_page_shows_the_results_file(build):
+    _, out = build
+    page = (out / "benchmarks.html").read_text(encoding="utf-8")
+    results = ROOT / "benchmarks" / "RESULTS.md"
+    if results.is_file():
+        first = next(line for line in results.read_text(encoding="utf-8").splitlines()
+                     if line.strip())
+        import html
+
+        assert html.escape(first.strip(), quote=False).split()[-1] in page
+    else:
+        assert "has not been generated" in page
