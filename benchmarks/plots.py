@@ -116,8 +116,7 @@ def summary_markdown(df):
 
 
 #: Our algorithm label -> the authors' name for it, for the comparison table.
-OURS_TO_AUTHORS = {"fem": "FEM", "hdmm": "HDMM", "hdmm-simplex": "HDMM", "dualquery": "DualQuery",
-                   "dqrs": "DualQuery"}
+OURS_TO_AUTHORS = {"fem": "FEM", "hdmm": "HDMM", "hdmm-simplex": "HDMM", "dualquery": "DualQuery"}
 
 
 def comparison_markdown(df, dataset="adult", n_marginals="64"):

@@ -13,7 +13,7 @@ solver returns, is post-processing.
 """
 
 import math
-import time
+import uuid
 from numbers import Integral, Real
 
 import numpy as np
@@ -22,7 +22,7 @@ from sklearn.utils._param_validation import HasMethods, Interval, StrOptions
 
 from ._base import BaseSynthesizer
 from .privacy import exponential_mechanism, exponential_mechanism_rho
-from .solvers import OracleProblem, get_oracle
+from .solvers import OracleProblem, SolverStats, get_oracle
 from .solvers._session import open_session
 
 __all__ = ["FEM", "SepFEM", "default_rounds"]
@@ -64,14 +64,22 @@ def default_rounds(n, rho, n_candidates, scale=1.0):
     return max(1, int(round(scale * n * math.sqrt(rho) / math.log(n_candidates))))
 
 
-def _solve_chunk(oracle, layout, seed, problems):
-    """Solve problems in a fresh session (one joblib task); returns records and stats."""
-    session = open_session(oracle, layout, seed)
-    try:
-        records = [session.solve(problem).record for problem in problems]
-    finally:
-        session.close()
-    return records, session.stats
+# Oracle sessions that live in a joblib worker process between rounds of one fit,
+# so that a worker keeps its HiGHS model (and solution pool) and only adds the
+# round's new query instead of rebuilding. Keyed by a per-fit token; a worker
+# drops the sessions of earlier fits when it sees a new token.
+_WORKER_SESSIONS = {}
+
+
+def _solve_chunk(oracle, layout, token, seed, problems):
+    """Solve problems in this worker's session for the fit ``token`` (one joblib task)."""
+    session = _WORKER_SESSIONS.get(token)
+    if session is None:
+        for stale in _WORKER_SESSIONS.values():
+            stale.close()
+        _WORKER_SESSIONS.clear()
+        session = _WORKER_SESSIONS[token] = open_session(oracle, layout, seed)
+    return [session.solve(problem) for problem in problems]
 
 
 class _FTPLSynthesizer(BaseSynthesizer):
@@ -164,18 +172,20 @@ class _FTPLSynthesizer(BaseSynthesizer):
         if self._n_workers() == 1:
             session = self._oracle_session(solver_rng)
         else:
-            self.solver_stats_ = None
+            self.solver_stats_ = SolverStats()
+            self._token = uuid.uuid4().hex
+            self._worker_seed = int(solver_rng.integers(np.iinfo(np.int32).max))
         oracle = get_oracle(self.solver)
         per_round = []
         progress = self._progress(rounds + 1)
-        started = time.perf_counter()
         try:
             for t in range(rounds + 1):
                 samples = self._data_player(multiplicity, eta, noise_rng, solver_rng, session, oracle, layout)
                 per_round.append(samples)
                 if progress is not None:
                     progress.update(1)
-                    progress.set_postfix(oracle_s=f"{time.perf_counter() - started:.0f}")
+                    if self.solver_stats_ is not None:
+                        progress.set_postfix(oracle_s=f"{self.solver_stats_.seconds:.0f}")
                 if t == rounds:
                     break
                 # Query player: exponential mechanism, score q(D) - q(D_t), sensitivity 1/n.
@@ -190,6 +200,8 @@ class _FTPLSynthesizer(BaseSynthesizer):
                 progress.close()
             if session is not None:
                 session.close()
+            self.__dict__.pop("_token", None)
+            self.__dict__.pop("_worker_seed", None)
 
         self.n_rounds_ = rounds
         self.query_history_ = np.array(sorted(multiplicity), dtype=np.intp)
@@ -217,21 +229,18 @@ class _FTPLSynthesizer(BaseSynthesizer):
         if session is not None:
             return np.array([session.solve(problem).record for problem in problems])
         chunks = np.array_split(np.arange(len(problems)), self._n_workers())
-        seeds = solver_rng.integers(np.iinfo(np.int32).max, size=len(chunks))
         results = Parallel(n_jobs=self.n_jobs)(
-            delayed(_solve_chunk)(oracle, layout, int(seed), [problems[i] for i in chunk])
-            for seed, chunk in zip(seeds, chunks)
+            delayed(_solve_chunk)(oracle, layout, self._token, self._worker_seed,
+                                  [problems[i] for i in chunk])
+            for chunk in chunks
             if len(chunk)
         )
-        for _, stats in results:
-            self._merge_stats(stats)
-        return np.array([record for chunk_records, _ in results for record in chunk_records])
-
-    def _merge_stats(self, stats):
-        if self.solver_stats_ is None:
-            self.solver_stats_ = stats
-        else:
-            self.solver_stats_.merge(stats)
+        records = []
+        for chunk_results in results:
+            for result in chunk_results:
+                self.solver_stats_.record(result)
+                records.append(result.record)
+        return np.array(records)
 
     def _n_workers(self):
         from joblib import effective_n_jobs
@@ -283,7 +292,11 @@ class FEM(_FTPLSynthesizer):
     conversion : {"cks", "classic"}, default="cks"
         zCDP to (epsilon, delta) conversion.
     n_jobs : int, default=None
-        Parallel oracle calls within a round, through joblib.
+        Parallel oracle calls within a round, through joblib (so a Dask or Ray
+        joblib backend can carry them). Each worker keeps its own oracle
+        session between rounds. With an exact solver the output does not
+        depend on ``n_jobs``; with ``solver="heuristic"`` it may, since the
+        local search starts from the records its session has seen.
     random_state : int, RandomState instance or None, default=None
         Controls every random draw, solver seeds included.
     verbose : int, default=0

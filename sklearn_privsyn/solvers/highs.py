@@ -53,6 +53,26 @@ def new_highs(verbose=False):
     return h
 
 
+_THREADS_LOCK = threading.Lock()
+_THREADS_IN_USE = None
+
+
+def use_thread_count(threads):
+    """Prepare HiGHS's process-wide thread scheduler for ``threads`` threads.
+
+    HiGHS sets up one scheduler per process at its first run; a later run
+    asking for another thread count ends with model status "Not Set". The
+    scheduler is reset whenever the count changes.
+    """
+    global _THREADS_IN_USE
+    import highspy
+
+    with _THREADS_LOCK:
+        if _THREADS_IN_USE is not None and threads != _THREADS_IN_USE:
+            highspy.Highs.resetGlobalScheduler(True)
+        _THREADS_IN_USE = threads
+
+
 #: HiGHS options applied before the user's ``options``. Measured on ADULT-sized
 #: problems (benchmarks/bench_oracle.py): probing dominates presolve time on
 #: these models (one-hot blocks make large clique tables) without paying off,
@@ -204,6 +224,7 @@ class HighsSession(BaseSession):
         inf = highspy.kHighsInf
         d = self.layout.n_features
         h.setOptionValue("random_seed", self.seed)
+        use_thread_count(o.threads)
         if o.threads is not None:
             h.setOptionValue("threads", int(o.threads))
         if o.mip_gap is not None:

@@ -7,7 +7,7 @@ import numpy as np
 from ._compile import candidate_columns, compile_problem
 from ._session import BaseSession
 from .heuristic import _SolutionPool, heuristic_search
-from .highs import DEFAULT_HIGHS_OPTIONS, _check_params, new_highs
+from .highs import DEFAULT_HIGHS_OPTIONS, _check_params, new_highs, use_thread_count
 
 __all__ = ["PulpHighsOracle"]
 
@@ -124,6 +124,7 @@ class PulpHighsSession(BaseSession):
         options = {"random_seed": self.seed, **DEFAULT_HIGHS_OPTIONS, **(o.options or {})}
         kw = dict(msg=bool(o.verbose), timeLimit=o.time_limit, threads=o.threads)
         if self.use_api:
+            use_thread_count(o.threads)
             solver = _pulp_highs_class()(gapRel=o.mip_gap, **kw, **options)
         else:
             opts = [f"{k}={v}" for k, v in options.items()]
