@@ -34,6 +34,7 @@ def main(argv=None):
     parser.add_argument("--keep", type=float, nargs="+", default=[0.5])
     parser.add_argument("--noise", type=float, nargs="+", default=[0.16])
     parser.add_argument("--samples", type=int, nargs="+", default=[50])
+    parser.add_argument("--measure", type=float, nargs="+", default=[0.0])
     parser.add_argument("--seeds", type=int, nargs="+", default=[0])
     parser.add_argument("--n-jobs", type=int, default=None)
     args = parser.parse_args(argv)
@@ -44,19 +45,20 @@ def main(argv=None):
         n = len(X)
         workload = QueryWorkload(domain=domain, k=3, n_marginals=64, max_cells=n, random_state=0).fit(X)
         true = workload.answer(X)
-        for eps, scale, keep, noise, samples in itertools.product(
-            args.eps, args.rounds_scale, args.keep, args.noise, args.samples
+        for eps, scale, keep, noise, samples, measure in itertools.product(
+            args.eps, args.rounds_scale, args.keep, args.noise, args.samples, args.measure
         ):
-            rho = epsilon_to_rho(eps, 1 / n**2)
+            rho = epsilon_to_rho(eps, 1 / n**2) * (1 - measure)
             rounds = default_rounds(n, rho, 2 * workload.n_queries_, scale=scale)
             est = FEM(epsilon=eps, workload=workload, rounds=rounds, keep=keep,
                       noise_scale=noise * np.sqrt(rounds), samples_per_round=samples,
+                      measure_share=measure,
                       n_jobs=args.n_jobs, random_state=seed)
             start = time.perf_counter()
             est.fit(X)
             err = np.abs(true - est.workload_.answer_codes(est.records_, est.weights_))
             print(f"seed={seed} eps={eps} scale={scale} rounds={rounds} keep={keep} noise={noise} "
-                  f"s={samples} max={err.max():.4f} mean={err.mean():.6f} "
+                  f"s={samples} measure={measure} max={err.max():.4f} mean={err.mean():.6f} "
                   f"time={time.perf_counter() - start:.0f}s", flush=True)
 
 

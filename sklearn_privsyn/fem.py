@@ -21,7 +21,13 @@ from joblib import Parallel, delayed
 from sklearn.utils._param_validation import HasMethods, Interval, StrOptions
 
 from ._base import BaseSynthesizer
-from .privacy import exponential_mechanism, exponential_mechanism_rho
+from .privacy import (
+    exponential_mechanism,
+    exponential_mechanism_rho,
+    gaussian_mechanism,
+    gaussian_mechanism_rho,
+    gaussian_sigma,
+)
 from .solvers import OracleProblem, SolverStats, get_oracle
 from .solvers._session import open_session
 
@@ -85,6 +91,8 @@ def _solve_chunk(oracle, layout, token, seed, problems):
 class _FTPLSynthesizer(BaseSynthesizer):
     """The primal framework (the paper's Algorithm 1) with a pluggable perturbation."""
 
+    _reweight_passes = 20
+
     _parameter_constraints: dict = {
         **BaseSynthesizer._parameter_constraints,
         "rounds": [Interval(Integral, 1, None, closed="left"), None],
@@ -92,6 +100,7 @@ class _FTPLSynthesizer(BaseSynthesizer):
         "noise_scale": [Interval(Real, 0, None, closed="neither"), None],
         "samples_per_round": [Interval(Integral, 1, None, closed="left")],
         "keep": [Interval(Real, 0, 1, closed="right")],
+        "measure_share": [Interval(Real, 0, 1, closed="left")],
         "solver": [StrOptions({"highs", "pulp", "heuristic", "brute"}), HasMethods(["session"])],
         "n_jobs": [Integral, None],
     }
@@ -107,6 +116,7 @@ class _FTPLSynthesizer(BaseSynthesizer):
         noise_scale=None,
         samples_per_round=50,
         keep=0.5,
+        measure_share=0.0,
         solver="highs",
         conversion="cks",
         n_jobs=None,
@@ -121,6 +131,7 @@ class _FTPLSynthesizer(BaseSynthesizer):
         self.noise_scale = noise_scale
         self.samples_per_round = samples_per_round
         self.keep = keep
+        self.measure_share = measure_share
         self.solver = solver
         self.conversion = conversion
         self.n_jobs = n_jobs
@@ -132,17 +143,18 @@ class _FTPLSynthesizer(BaseSynthesizer):
         """(epsilon_0, rounds) from the parameters and the budget; uses public n only."""
         if self.round_epsilon is not None and self.rounds is not None:
             raise ValueError("give at most one of rounds and round_epsilon")
+        budget = self.rho_ * (1.0 - self.measure_share)
         if self.round_epsilon is not None:
             eps0 = float(self.round_epsilon)
-            rounds = int(math.floor(self.rho_ / exponential_mechanism_rho(eps0) * (1 + 1e-12)))
+            rounds = int(math.floor(budget / exponential_mechanism_rho(eps0) * (1 + 1e-12)))
             if rounds < 1:
                 raise ValueError(
                     f"round_epsilon={eps0} costs {exponential_mechanism_rho(eps0):.3g} zCDP a "
-                    f"round, more than the whole budget rho={self.rho_:.3g}"
+                    f"round, more than the budget for rounds rho={budget:.3g}"
                 )
             return eps0, rounds
-        rounds = self.rounds or default_rounds(n, self.rho_, n_candidates)
-        return math.sqrt(8.0 * self.rho_ / rounds), rounds
+        rounds = self.rounds or default_rounds(n, budget, n_candidates)
+        return math.sqrt(8.0 * budget / rounds), rounds
 
     def _noise_scale(self, rounds):
         if self.noise_scale is not None:
@@ -208,7 +220,52 @@ class _FTPLSynthesizer(BaseSynthesizer):
         first_kept = min(len(per_round) - 1, int(math.floor((1.0 - self.keep) * len(per_round))))
         self.n_rounds_kept_ = len(per_round) - first_kept
         synthetic = np.concatenate(per_round[first_kept:], axis=0)
-        return synthetic, np.ones(len(synthetic))
+        weights = np.full(len(synthetic), 1.0 / len(synthetic))
+        if self.measure_share > 0:
+            weights = self._measure_and_reweight(synthetic, weights, true_answers, n, query_rng)
+        return synthetic, weights
+
+    def _measure_and_reweight(self, synthetic, weights, true_answers, n, rng):
+        """Measure the chosen queries with Gaussian noise, then reweight the records.
+
+        The cells the query player chose (a negation measures its cell) are
+        measured jointly by one Gaussian mechanism with the rest of the budget.
+        Under replace-one neighbours a changed row moves one unit of count
+        between two cells of a marginal, so with ``c_m`` measured cells in
+        marginal ``m`` the L2 sensitivity of the fractions is
+        ``sqrt(sum_m min(2, c_m)) / n``. The reweighting that follows
+        (multiplicative weights over the synthetic records, as in MWEM) reads
+        only the noisy answers: post-processing.
+        """
+        workload = self.workload_
+        n_queries = workload.n_queries_
+        ids = self.query_history_
+        cells = np.unique(np.where(ids >= n_queries, ids - n_queries, ids))
+        per_marginal = np.bincount(workload.marginal_of_query_[cells])
+        sensitivity = math.sqrt(np.minimum(per_marginal, 2).sum()) / n
+        rho = self.rho_ - self.ledger_.rho_spent
+        sigma = gaussian_sigma(sensitivity, rho)
+        self.ledger_.charge("gaussian_mechanism", gaussian_mechanism_rho(sensitivity, sigma))
+        # PRIVATE: true answers of the chosen cells, read only through the mechanism.
+        noisy = gaussian_mechanism(true_answers[cells], sensitivity, sigma, rng)
+        self.measurement_sigma_ = sigma
+
+        # post-processing: multiplicative weights towards the noisy answers
+        literals, _ = workload.query_literals(cells)
+        values = OracleProblem(
+            layout=workload.layout_, literals=literals, negated=np.zeros(len(cells), dtype=bool),
+            weights=np.ones(len(cells)), linear=np.zeros(workload.layout_.n_features),
+            query_ids=cells,
+        ).query_values(synthetic).astype(float)
+        targets = np.clip(noisy, 0.0, 1.0)
+        log_w = np.log(weights)
+        for _ in range(self._reweight_passes):
+            for j in range(len(cells)):
+                w = np.exp(log_w - log_w.max())
+                w /= w.sum()
+                log_w += values[:, j] * (targets[j] - values[:, j] @ w) / 2.0
+        w = np.exp(log_w - log_w.max())
+        return w / w.sum()
 
     def _data_player(self, multiplicity, eta, noise_rng, solver_rng, session, oracle, layout):
         """``samples_per_round`` FTPL samples against the chosen queries (post-processing)."""
@@ -287,6 +344,11 @@ class FEM(_FTPLSynthesizer):
         FTPL samples (oracle calls) per round, ``s`` in the paper.
     keep : float, default=0.5
         Fraction of the last rounds whose samples form the output.
+    measure_share : float, default=0.0
+        Share of the zCDP budget kept back from the rounds to measure, with
+        one Gaussian mechanism, the cells the query player chose; the output
+        records are then reweighted towards those noisy answers by
+        multiplicative weights (post-processing). ``0`` is the paper's FEM.
     solver : {"highs", "pulp", "heuristic", "brute"} or oracle, default="highs"
         The optimisation oracle; privacy does not depend on it.
     conversion : {"cks", "classic"}, default="cks"

@@ -320,3 +320,37 @@ def test_sklearn_compatible(estimator, check):
         # the checks feed arrays with no public domain: the leak warning is expected
         warnings.simplefilter("ignore", PrivacyLeakWarning)
         check(estimator)
+
+
+def test_measure_share_splits_the_budget_and_charges_a_gaussian():
+    X = toy_frame()
+    est = fast(epsilon=1.0, measure_share=0.2, rounds=6).fit(X)
+    entries = {e.mechanism: e for e in est.ledger_.entries}
+    assert set(entries) == {"exponential_mechanism", "gaussian_mechanism"}
+    em, gauss = entries["exponential_mechanism"], entries["gaussian_mechanism"]
+    assert em.count == 6
+    assert em.count * em.rho == pytest.approx(0.8 * est.rho_, rel=1e-9)
+    assert gauss.count == 1
+    assert gauss.rho == pytest.approx(0.2 * est.rho_, rel=1e-9)
+    assert est.ledger_.rho_spent <= est.rho_ * (1 + 1e-9)
+    # sigma from an independent computation of the L2 sensitivity: a replace-one
+    # change moves one unit between two cells of each marginal
+    n, Q = len(X), est.workload_.n_queries_
+    cells = np.unique([i - Q if i >= Q else i for i in est.query_history_])
+    per_marginal = np.bincount(est.workload_.marginal_of_query_[cells])
+    sensitivity = math.sqrt(sum(min(2, c) for c in per_marginal)) / n
+    assert est.measurement_sigma_ == pytest.approx(sensitivity / math.sqrt(2 * 0.2 * est.rho_))
+    assert est.weights_.sum() == pytest.approx(1.0)
+    assert est.weights_.std() > 0  # the records were reweighted
+
+
+def test_measure_share_reweighting_moves_answers_towards_the_data():
+    X = toy_frame(n=3000)
+    plain = fast(epsilon=5.0, rounds=8, samples_per_round=10).fit(X)
+    measured = fast(epsilon=5.0, rounds=8, samples_per_round=10, measure_share=0.3).fit(X)
+    true = plain.workload_.answer(X)
+
+    def error(est):
+        return np.abs(true - est.workload_.answer_codes(est.records_, est.weights_)).max()
+
+    assert error(measured) < error(plain)
