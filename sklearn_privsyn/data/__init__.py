@@ -1,0 +1,1 @@
+"""Data files shipped with sklearn-privsyn (UCI Adult, with its licence)."""
