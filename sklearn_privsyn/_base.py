@@ -16,6 +16,7 @@ from sklearn.base import BaseEstimator, _fit_context, clone
 from sklearn.utils._param_validation import HasMethods, Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted
 
+from ._random import make_generator
 from .exceptions import SolverWarning
 from .privacy import PrivacyLedger, epsilon_to_rho
 from .solvers import get_oracle
@@ -23,24 +24,6 @@ from .solvers._session import open_session
 from .workload import QueryWorkload
 
 __all__ = ["BaseSynthesizer"]
-
-
-def make_generator(random_state):
-    """Turn a scikit-learn ``random_state`` into a ``numpy.random.Generator``.
-
-    ``None`` gives fresh OS entropy, an int seeds the generator, a
-    ``RandomState`` is drawn from (so that it advances, as scikit-learn does),
-    and a ``Generator`` is used as it is.
-    """
-    if random_state is None or isinstance(random_state, (Integral, np.integer)):
-        return np.random.default_rng(random_state)
-    if isinstance(random_state, np.random.Generator):
-        return random_state
-    if isinstance(random_state, np.random.RandomState):
-        return np.random.default_rng(random_state.randint(np.iinfo(np.int32).max))
-    raise ValueError(
-        f"random_state must be None, an int, a RandomState or a Generator; got {random_state!r}"
-    )
 
 
 def allocate_counts(weights, n_samples, rng):

@@ -7,17 +7,9 @@ import warnings
 
 import numpy as np
 
+from .._random import make_generator
 from ..exceptions import SolverWarning
 from ._base import STATUSES, OneHotLayout, OracleProblem, OracleResult, SolverStats
-
-
-def make_rng(random_state):
-    """A ``numpy.random.Generator`` from an int, None, a Generator or a RandomState."""
-    if isinstance(random_state, np.random.Generator):
-        return random_state
-    if isinstance(random_state, np.random.RandomState):
-        return np.random.default_rng(random_state.randint(0, 2**32 - 1, dtype=np.uint64))
-    return np.random.default_rng(random_state)
 
 
 class BaseSession:
@@ -34,7 +26,7 @@ class BaseSession:
         self.oracle = oracle
         self.layout = layout
         self.random_state = random_state
-        self.rng = make_rng(random_state)
+        self.rng = make_generator(random_state)
         self.stats = SolverStats()
         self.closed = False
         # Estimators turn this off and emit one summary warning per fit instead.
