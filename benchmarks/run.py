@@ -82,6 +82,8 @@ HERE = Path(__file__).resolve().parent
 if str(HERE) not in sys.path:
     sys.path.insert(0, str(HERE))
 
+from sklearn_privsyn.cli import ALGORITHMS as CLI_ALGORITHMS  # noqa: E402
+
 DEFAULT_DATA_DIR = Path(
     os.environ.get("PRIVSYN_SHARED_DATASETS", HERE.parent.parent / "shared" / "datasets")
 )
@@ -97,11 +99,8 @@ COLUMNS = [
 
 #: name -> (module, attribute); modules starting with "." are in the package.
 ALGORITHMS = {
-    "fem": ("sklearn_privsyn.fem", "FEM"),
-    "sepfem": ("sklearn_privsyn.fem", "SepFEM"),
-    "dualquery": ("sklearn_privsyn.dualquery", "DualQuery"),
-    "dqrs": ("sklearn_privsyn.dualquery", "DQRS"),
-    "mwem": ("sklearn_privsyn.mwem", "MWEM"),
+    # the package's synthesizers, by the names the command line uses
+    **{name: (f"sklearn_privsyn.{module}", cls) for name, (module, cls) in CLI_ALGORITHMS.items()},
     "hdmm": ("baselines", "HDMMBaseline"),
     "zeros": ("baselines", "ZeroBaseline"),
     "mst": ("peers", "SmartNoisePeer"),

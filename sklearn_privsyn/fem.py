@@ -17,7 +17,7 @@ import uuid
 from numbers import Integral, Real
 
 import numpy as np
-from joblib import Parallel, delayed
+from joblib import Parallel, delayed, effective_n_jobs
 from sklearn.utils._param_validation import HasMethods, Interval, StrOptions
 
 from ._base import BaseSynthesizer
@@ -300,8 +300,6 @@ class _FTPLSynthesizer(BaseSynthesizer):
         return np.array(records)
 
     def _n_workers(self):
-        from joblib import effective_n_jobs
-
         if self.n_jobs is None:
             return 1
         return max(1, min(effective_n_jobs(self.n_jobs), self.samples_per_round))
