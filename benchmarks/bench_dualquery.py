@@ -5,6 +5,7 @@ Usage::
     python benchmarks/bench_dualquery.py adult  [--eps 0.1 0.2 0.5 1] [--seeds 0 1 2]
     python benchmarks/bench_dualquery.py mwem   [--eps 0.1 1]
     python benchmarks/bench_dualquery.py tune   # the generated-data grid behind the defaults
+    python benchmarks/bench_dualquery.py tie-break [--eps 0.1 1]   # behind tie_break="history"
 
 ``adult``: the paper's workload (3-way, 64 marginals, ``max_cells=n``,
 ``random_state=0``), ``delta = 1/n**2``, max error over all cells and fit time.
@@ -16,8 +17,14 @@ above MWEM's ``max_domain_size``; without ``Fare`` it has 2.8e6), all 2-way
 marginals.
 
 ``tune``: DualQuery's ``samples_per_round`` and learning-rate scale on
-*generated* data (a mixture of product distributions, n = 50,000, 14 attributes
-with random sizes): the defaults are chosen there, never on ADULT.
+*generated* data (``--tables``; default the mixture of product distributions,
+n = 50,000, 14 attributes with random sizes): the defaults are chosen there,
+never on ADULT.
+
+``tie-break``: ``tie_break="uniform"`` against ``"history"`` with decays 0.7 / 0.8 /
+0.9, on four generated tables: the mixture above, a latent-class table on ADULT's
+public schema (``datagen.latent_class_table``, 48,842 rows) and two latent-class
+tables with census-like dominant values (``datagen.with_dominant_values``).
 
 The datasets are read from ``../shared/datasets`` (or ``PRIVSYN_SHARED_DATASETS``).
 """
@@ -25,14 +32,19 @@ The datasets are read from ``../shared/datasets`` (or ``PRIVSYN_SHARED_DATASETS`
 import argparse
 import json
 import os
+import sys
 import time
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 
-from sklearn_privsyn import DQRS, FEM, MWEM, DualQuery, QueryWorkload
-from sklearn_privsyn.metrics import workload_error
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from datagen import latent_class_table, with_dominant_values  # noqa: E402
+
+from sklearn_privsyn import DQRS, FEM, MWEM, DualQuery, QueryWorkload  # noqa: E402
+from sklearn_privsyn.metrics import workload_error  # noqa: E402
 
 DATA = Path(os.environ.get(
     "PRIVSYN_SHARED_DATASETS", Path(__file__).resolve().parents[2] / "shared" / "datasets"
@@ -126,41 +138,85 @@ def generate(n=50_000, n_attributes=14, n_components=8, seed=0):
     return pd.DataFrame(columns), {f"c{a}": int(m) for a, m in enumerate(sizes)}
 
 
-def tune(eps_list, seeds, solver):
-    X, domain = generate()
-    workload = QueryWorkload(domain=domain, k=3, n_marginals=64, max_cells=len(X),
-                             random_state=0)
+def tune(eps_list, seeds, solver, tables=("mixture",)):
     rows = []
-    for eps in eps_list:
-        for s in (1, 3, 10, 30):
-            for scale in (1.0, 2.0, 4.0, 8.0):
+    for name, X, domain in generated_tables():
+        if name not in tables:
+            continue
+        workload = QueryWorkload(domain=domain, k=3, n_marginals=64, max_cells=len(X),
+                                 random_state=0)
+        for eps in eps_list:
+            for s in (1, 3, 10):
+                for scale in (2.0, 4.0, 8.0, 16.0):
+                    for seed in seeds:
+                        est = DualQuery(epsilon=eps, workload=workload, samples_per_round=s,
+                                        solver=solver, random_state=seed)
+                        est._learning_rate_scale = scale
+                        row = {"data": name, "epsilon": eps, "s": s, "scale": scale,
+                               "seed": seed, **_run(est, X)}
+                        rows.append(row)
+                        print(row, flush=True)
+    frame = pd.DataFrame(rows)
+    print(frame.groupby(["data", "epsilon", "s", "scale"])[
+        ["max_error", "mean_error", "rounds", "seconds"]].mean().round(4).to_string())
+    return frame
+
+
+def generated_tables():
+    """The generated tables behind the tie-break default (schema only from ADULT)."""
+    X, domain = generate()
+    yield "mixture", X, domain
+    domain = json.loads((DATA / "adult-domain.json").read_text())
+    latent = latent_class_table(domain, 48842, random_state=1)
+    yield "latent-class", latent, domain
+    yield "dominant-1", with_dominant_values(latent, domain, random_state=5), domain
+    yield "dominant-2", with_dominant_values(latent_class_table(domain, 48842, random_state=7),
+                                             domain, random_state=6), domain
+
+
+def tie_break(eps_list, seeds, solver):
+    variants = [("uniform", None), ("history", 0.7), ("history", 0.8), ("history", 0.9)]
+    rows = []
+    for name, X, domain in generated_tables():
+        n = len(X)
+        workload = QueryWorkload(domain=domain, k=3, n_marginals=64, max_cells=n,
+                                 random_state=0)
+        for eps in eps_list:
+            for rule, decay in variants:
                 for seed in seeds:
-                    est = DualQuery(epsilon=eps, workload=workload, samples_per_round=s,
-                                    solver=solver, random_state=seed)
-                    est._learning_rate_scale = scale
-                    row = {"epsilon": eps, "s": s, "scale": scale, "seed": seed,
-                           **_run(est, X)}
+                    est = DualQuery(epsilon=eps, delta=1 / n**2, workload=workload,
+                                    tie_break=rule, solver=solver, random_state=seed)
+                    if decay is not None:
+                        est._history_decay = decay
+                    row = {"data": name, "epsilon": eps, "tie_break": rule,
+                           "decay": "-" if decay is None else decay,
+                           "seed": seed, **_run(est, X)}
                     rows.append(row)
                     print(row, flush=True)
     frame = pd.DataFrame(rows)
-    print(frame.groupby(["epsilon", "s", "scale"])[["max_error", "mean_error", "rounds",
-                                                     "seconds"]].mean().round(4).to_string())
+    print(frame.groupby(["data", "epsilon", "tie_break", "decay"])[
+        ["max_error", "rounds", "seconds"]].mean().round(4).to_string())
     return frame
 
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("what", choices=["adult", "mwem", "tune"])
+    parser.add_argument("what", choices=["adult", "mwem", "tune", "tie-break"])
     parser.add_argument("--eps", type=float, nargs="+")
     parser.add_argument("--seeds", type=int, nargs="+", default=[0, 1, 2])
     parser.add_argument("--solver", default="highs")
+    parser.add_argument("--tables", nargs="+", default=["mixture"],
+                        help="generated tables for tune (mixture, latent-class, dominant-1, "
+                             "dominant-2)")
     args = parser.parse_args()
     if args.what == "adult":
         adult(args.eps or [0.1, 0.2, 0.5, 1.0], args.seeds, args.solver)
     elif args.what == "mwem":
         mwem(args.eps or [0.1, 1.0], args.seeds)
+    elif args.what == "tie-break":
+        tie_break(args.eps or [0.1, 1.0], args.seeds, args.solver)
     else:
-        tune(args.eps or [0.1, 1.0], args.seeds, args.solver)
+        tune(args.eps or [0.1, 1.0], args.seeds, args.solver, args.tables)
 
 
 if __name__ == "__main__":

@@ -44,3 +44,22 @@ def latent_class_table(domain, n_rows, *, n_classes=8, concentration=0.3, random
 def load_domain(path):
     with open(path) as handle:
         return json.load(handle)
+
+
+def with_dominant_values(X, domain, *, share=0.6, low=0.5, high=0.97, random_state=0):
+    """Give some columns one value that most rows share, as census columns have.
+
+    Each column, with probability ``share``, gets a value (chosen uniformly)
+    that replaces the row's value in a fraction of rows drawn from
+    ``U(low, high)``: zero capital gains, a majority race or country. Latent-class
+    tables alone have no column where one value holds 90% of the rows, and
+    such columns are what makes 3-way cells of mass 0.5 and more common.
+    """
+    rng = np.random.default_rng(random_state)
+    X = X.copy()
+    for name, size in domain.items():
+        if rng.random() < share:
+            mass = rng.uniform(low, high)
+            hit = rng.random(len(X)) < mass
+            X.loc[hit, name] = int(rng.integers(size))
+    return X

@@ -285,3 +285,18 @@ def test_fit_rss_is_the_peak_during_fit(tmp_path, dataset, monkeypatch):
     assert big["status"] == "ok", big["error"]
     assert big["fit_rss_mb"] - small["fit_rss_mb"] == pytest.approx(40, abs=8)
     assert big["peak_rss_mb"] >= big["fit_rss_mb"]
+
+
+def test_dominant_values_give_columns_a_majority_value():
+    datagen = _load("datagen", "datagen.py")
+    domain = {f"c{i}": size for i, size in enumerate([2, 5, 40, 100, 7, 12])}
+    X = datagen.latent_class_table(domain, 4000, random_state=0)
+    before = X.copy()
+    Y = datagen.with_dominant_values(X, domain, share=1.0, low=0.8, high=0.9, random_state=0)
+    pd.testing.assert_frame_equal(X, before)  # input untouched
+    for name, size in domain.items():
+        top = Y[name].value_counts(normalize=True).iloc[0]
+        assert 0.8 - 0.03 < top  # the replaced rows alone hold 80-90%
+        assert Y[name].between(0, size - 1).all()
+    untouched = datagen.with_dominant_values(X, domain, share=0.0, random_state=0)
+    pd.testing.assert_frame_equal(untouched, X)

@@ -1,3 +1,5 @@
+import dataclasses
+import itertools
 import math
 
 import numpy as np
@@ -8,6 +10,7 @@ from scipy import stats
 from sklearn_privsyn import DQRS, DualQuery, QueryWorkload
 from sklearn_privsyn.dualquery import (
     _draw,
+    _SampleHistory,
     acceptance_probabilities,
     default_learning_rate,
     dualquery_rounds,
@@ -15,6 +18,7 @@ from sklearn_privsyn.dualquery import (
     rejection_step_rho,
 )
 from sklearn_privsyn.metrics import workload_error
+from sklearn_privsyn.solvers import BruteForceOracle, OneHotLayout
 
 
 def _data(n=300, seed=0):
@@ -263,6 +267,7 @@ def test_one_oracle_call_per_round():
     (DualQuery, {"samples_per_round": 0}, "samples_per_round"),
     (DQRS, {"gamma": "paper"}, "gamma"),
     (DQRS, {"rejection_accounting": "loose"}, "rejection_accounting"),
+    (DQRS, {"tie_break": "random"}, "tie_break"),
     (DualQuery, {"learning_rate": -1.0}, "learning_rate"),
 ])
 def test_parameter_validation(cls, params, match):
@@ -275,3 +280,96 @@ def test_dqrs_rounds_is_a_cap():
     est, _ = _fit(DQRS, epsilon=5.0, rounds=4)
     assert est.n_rounds_ == 4
     assert est.ledger_.rho_spent < est.rho_
+
+
+# --- tie-breaking among best responses --------------------------------------------
+
+
+class _RecordingBrute:
+    """Brute-force oracle that keeps every (problem, record) pair it solves."""
+
+    def __init__(self):
+        self.solved = []
+
+    def session(self, layout, random_state=None):
+        inner = BruteForceOracle().session(layout, random_state)
+        outer = self
+
+        class Session:
+            stats = inner.stats
+
+            def solve(self, problem):
+                result = inner.solve(problem)
+                outer.solved.append((problem, np.asarray(result.record)))
+                return result
+
+            def close(self):
+                inner.close()
+
+        return Session()
+
+
+@pytest.mark.parametrize("cls", [DualQuery, DQRS])
+@pytest.mark.parametrize("tie_break", ["history", "uniform"])
+def test_tie_break_keeps_an_exact_best_response(cls, tie_break):
+    oracle = _RecordingBrute()
+    est, _ = _fit(cls, epsilon=2.0, solver=oracle, tie_break=tie_break)
+    layout = est.workload_.layout_
+    every = np.array(list(itertools.product(*(range(b) for b in layout.block_sizes))))
+    assert len(oracle.solved) == est.n_rounds_ > 5
+    for problem, record in oracle.solved:
+        # the largest linear gain of any record stays below one unit of count
+        assert problem.linear.min() >= 0
+        assert np.maximum.reduceat(problem.linear, layout.starts).sum() < 1.0
+        counts = dataclasses.replace(problem, linear=np.zeros(layout.n_features))
+        best = counts.objective(every).max()
+        assert counts.objective(record[None, :])[0] == best
+
+
+def test_tie_break_does_not_change_the_privacy_cost():
+    costs = {}
+    for tie_break in ("history", "uniform"):
+        est, _ = _fit(DualQuery, epsilon=1.0, tie_break=tie_break)
+        costs[tie_break] = [(e.mechanism, e.rho, e.count) for e in est.ledger_.entries]
+    assert costs["history"] == costs["uniform"]
+
+
+def test_sample_history_counts_positive_literals_with_decay():
+    layout = OneHotLayout((3, 2))
+    history = _SampleHistory(layout, decay=0.5)
+    history.add([[0, 3], [1, -1]], negated=[False, True], counts=[2, 5])
+    assert history.counts.tolist() == [2.0, 0.0, 0.0, 2.0, 0.0]
+    history.add([[1, 4]], negated=[False], counts=[1])
+    assert history.counts.tolist() == [1.0, 1.0, 0.0, 1.0, 1.0]
+
+
+def test_sample_history_target_distribution():
+    layout = OneHotLayout((3, 2))
+    history = _SampleHistory(layout, decay=1.0)
+    history.add([[0, 3], [1, 3]], negated=[False, False], counts=[6, 2])
+    rng = np.random.default_rng(0)
+    draws = np.array([history.draw_target(rng) for _ in range(6000)])
+    assert (draws[:, :3].sum(axis=1) == 1).all() and (draws[:, 3:].sum(axis=1) == 1).all()
+    # counts plus one pseudo-count per column spread uniformly over its values
+    for block, weights in ((slice(0, 3), [6 + 1 / 3, 2 + 1 / 3, 1 / 3]),
+                           (slice(3, 5), [8 + 1 / 2, 1 / 2])):
+        observed = draws[:, block].sum(axis=0)
+        expected = np.array(weights) / sum(weights) * len(draws)
+        assert stats.chisquare(observed, expected).pvalue > 1e-3
+
+
+def test_history_tie_break_follows_dominant_values():
+    # One dominant value per column that no query fixes when s = 1 and k = 2:
+    # the history tie-break must put it in far more records than 1 in 12.
+    rng = np.random.default_rng(1)
+    n, size = 2000, 12
+    X = pd.DataFrame({c: np.where(rng.random(n) < 0.9, 0, rng.integers(1, size, n))
+                      for c in "abcd"})
+    workload = QueryWorkload(domain={c: size for c in "abcd"}, k=2)
+    share = {}
+    for tie_break in ("history", "uniform"):
+        est = DualQuery(epsilon=2.0, workload=workload, samples_per_round=1,
+                        solver="highs", tie_break=tie_break, random_state=0).fit(X)
+        share[tie_break] = (est.records_ == 0).mean()
+    assert share["history"] > 0.5
+    assert share["history"] > share["uniform"] + 0.2
