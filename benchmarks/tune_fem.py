@@ -1,6 +1,7 @@
 """Choose FEM's default rules on generated data, never on the data sets we report.
 
     python benchmarks/tune_fem.py --eps 0.1 --rounds-scale 0.5 1 2 --keep 0.5 1
+    python benchmarks/tune_fem.py --algorithm sepfem --eps 0.1 --noise 0.04 0.08 0.16 0.32
 
 The table is drawn from a latent-class model with ADULT's public schema
 (``datagen.py``), with the same workload protocol as the paper (3-way, 64
@@ -22,13 +23,14 @@ sys.path.insert(0, str(HERE))
 from bench_fem import SHARED  # noqa: E402
 from datagen import latent_class_table, load_domain  # noqa: E402
 
-from sklearn_privsyn import FEM, QueryWorkload  # noqa: E402
+from sklearn_privsyn import FEM, QueryWorkload, SepFEM  # noqa: E402
 from sklearn_privsyn.fem import default_rounds  # noqa: E402
 from sklearn_privsyn.privacy import epsilon_to_rho  # noqa: E402
 
 
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--algorithm", choices=["fem", "sepfem"], default="fem")
     parser.add_argument("--eps", type=float, nargs="+", default=[0.1])
     parser.add_argument("--rounds-scale", type=float, nargs="+", default=[1.0])
     parser.add_argument("--keep", type=float, nargs="+", default=[0.5])
@@ -50,14 +52,15 @@ def main(argv=None):
         ):
             rho = epsilon_to_rho(eps, 1 / n**2) * (1 - measure)
             rounds = default_rounds(n, rho, 2 * workload.n_queries_, scale=scale)
-            est = FEM(epsilon=eps, workload=workload, rounds=rounds, keep=keep,
+            cls = SepFEM if args.algorithm == "sepfem" else FEM
+            est = cls(epsilon=eps, workload=workload, rounds=rounds, keep=keep,
                       noise_scale=noise * np.sqrt(rounds), samples_per_round=samples,
                       measure_share=measure,
                       n_jobs=args.n_jobs, random_state=seed)
             start = time.perf_counter()
             est.fit(X)
             err = np.abs(true - est.workload_.answer_codes(est.records_, est.weights_))
-            print(f"seed={seed} eps={eps} scale={scale} rounds={rounds} keep={keep} noise={noise} "
+            print(f"{args.algorithm} seed={seed} eps={eps} scale={scale} rounds={rounds} keep={keep} noise={noise} "
                   f"s={samples} measure={measure} max={err.max():.4f} mean={err.mean():.6f} "
                   f"time={time.perf_counter() - start:.0f}s", flush=True)
 
