@@ -484,10 +484,18 @@ def exponential_mechanism(scores, epsilon, sensitivity, rng):
             f"scores must be finite; scores[{bad}] = {scores[bad]!r}."
         )
     scale = epsilon / (2.0 * sensitivity)  # may be inf for extreme inputs
+    # In place: workloads reach tens of millions of candidates, so the logits
+    # and the noise are the only temporaries (16 bytes a candidate).
     with np.errstate(over="ignore", invalid="ignore"):
-        gaps = scores - scores.max()  # <= 0; -inf if the range overflows
-        logits = np.where(gaps == 0.0, 0.0, gaps * scale)
-    return int(np.argmax(logits + rng.gumbel(size=scores.size)))
+        logits = scores - scores.max()  # <= 0; -inf if the range overflows
+        if math.isinf(scale):
+            # exp(inf * gap) is 1 at the maxima and 0 elsewhere (no inf * 0 = nan)
+            logits = np.where(logits == 0.0, 0.0, -np.inf)
+        else:
+            logits *= scale
+    noise = rng.gumbel(size=scores.size)
+    noise += logits
+    return int(np.argmax(noise))
 
 
 def gaussian_mechanism_rho(sensitivity, sigma):
