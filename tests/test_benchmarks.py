@@ -231,6 +231,13 @@ def test_paper_config_is_valid():
     }
 
 
+def test_peers_config_is_valid():
+    specs = run.specs_from_config(run.load_config(BENCH / "configs" / "peers.toml"))
+    assert {(s["algorithm"], s["epsilon"]) for s in specs} == {
+        (a, e) for a in ("mst", "aim") for e in (0.1, 1.0)
+    }
+
+
 def test_plots_and_summary_from_a_csv(tmp_path, dataset):
     out = tmp_path / "runs.csv"
     specs = _grid(dataset, ["hdmm", "zeros"], epsilon=(0.5, 1.0), seeds=[0, 1])
