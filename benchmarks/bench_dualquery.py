@@ -16,10 +16,10 @@ DQRS <= DualQuery at every eps, fit time <= 2 min at eps = 1.
 above MWEM's ``max_domain_size``; without ``Fare`` it has 2.8e6), all 2-way
 marginals.
 
-``tune``: DualQuery's ``samples_per_round`` and learning-rate scale on
-*generated* data (``--tables``; default the mixture of product distributions,
-n = 50,000, 14 attributes with random sizes): the defaults are chosen there,
-never on ADULT.
+``tune``: DualQuery's (with ``--algorithm dqrs``, DQRS's) ``samples_per_round``
+and learning-rate scale on *generated* data (``--tables``; default the mixture of
+product distributions, n = 50,000, 14 attributes with random sizes): the defaults
+are chosen there, never on ADULT.
 
 ``tie-break``: ``tie_break="uniform"`` against ``"history"`` with decays 0.7 / 0.8 /
 0.9, on four generated tables: the mixture above, a latent-class table on ADULT's
@@ -138,7 +138,9 @@ def generate(n=50_000, n_attributes=14, n_components=8, seed=0):
     return pd.DataFrame(columns), {f"c{a}": int(m) for a, m in enumerate(sizes)}
 
 
-def tune(eps_list, seeds, solver, tables=("mixture",)):
+def tune(eps_list, seeds, solver, tables=("mixture",), algorithm="dualquery",
+         s_list=(1, 3, 10), scales=(2.0, 4.0, 8.0, 16.0)):
+    cls = DQRS if algorithm == "dqrs" else DualQuery
     rows = []
     for name, X, domain in generated_tables():
         if name not in tables:
@@ -146,18 +148,18 @@ def tune(eps_list, seeds, solver, tables=("mixture",)):
         workload = QueryWorkload(domain=domain, k=3, n_marginals=64, max_cells=len(X),
                                  random_state=0)
         for eps in eps_list:
-            for s in (1, 3, 10):
-                for scale in (2.0, 4.0, 8.0, 16.0):
+            for s in s_list:
+                for scale in scales:
                     for seed in seeds:
-                        est = DualQuery(epsilon=eps, workload=workload, samples_per_round=s,
-                                        solver=solver, random_state=seed)
+                        est = cls(epsilon=eps, workload=workload, samples_per_round=s,
+                                  solver=solver, random_state=seed)
                         est._learning_rate_scale = scale
-                        row = {"data": name, "epsilon": eps, "s": s, "scale": scale,
-                               "seed": seed, **_run(est, X)}
+                        row = {"algorithm": cls.__name__, "data": name, "epsilon": eps,
+                               "s": s, "scale": scale, "seed": seed, **_run(est, X)}
                         rows.append(row)
                         print(row, flush=True)
     frame = pd.DataFrame(rows)
-    print(frame.groupby(["data", "epsilon", "s", "scale"])[
+    print(frame.groupby(["algorithm", "data", "epsilon", "s", "scale"])[
         ["max_error", "mean_error", "rounds", "seconds"]].mean().round(4).to_string())
     return frame
 
@@ -208,6 +210,12 @@ def main():
     parser.add_argument("--tables", nargs="+", default=["mixture"],
                         help="generated tables for tune (mixture, latent-class, dominant-1, "
                              "dominant-2)")
+    parser.add_argument("--algorithm", choices=["dualquery", "dqrs"], default="dualquery",
+                        help="estimator for tune")
+    parser.add_argument("--s", type=int, nargs="+", default=[1, 3, 10],
+                        help="samples_per_round values for tune")
+    parser.add_argument("--scales", type=float, nargs="+", default=[2.0, 4.0, 8.0, 16.0],
+                        help="learning-rate scales for tune")
     args = parser.parse_args()
     if args.what == "adult":
         adult(args.eps or [0.1, 0.2, 0.5, 1.0], args.seeds, args.solver)
@@ -216,7 +224,8 @@ def main():
     elif args.what == "tie-break":
         tie_break(args.eps or [0.1, 1.0], args.seeds, args.solver)
     else:
-        tune(args.eps or [0.1, 1.0], args.seeds, args.solver, args.tables)
+        tune(args.eps or [0.1, 1.0], args.seeds, args.solver, args.tables, args.algorithm,
+             args.s, args.scales)
 
 
 if __name__ == "__main__":
