@@ -300,17 +300,16 @@ class _SampleHistory:
         np.add.at(self.counts, lit[used], weight[used])
 
     def draw_target(self, rng):
-        """One value per attribute, with probability proportional to its count plus prior."""
+        """One value per attribute, with probability proportional to its count plus prior.
+
+        Gumbel-max within each column. An exact tie of two keys (probability
+        zero) would mark both values; harmless, as a record takes one value of
+        a column and so collects at most one column's bonus.
+        """
         layout = self.layout
         keys = np.log(self.counts + self._prior) + rng.gumbel(size=layout.n_features)
         best = np.maximum.reduceat(keys, layout.starts)
-        hit = keys == best[layout.attribute_of]
-        # exact float ties have probability zero; keep the first one of a column anyway
-        first = np.zeros(layout.n_features, dtype=bool)
-        idx = np.flatnonzero(hit)
-        _, pos = np.unique(layout.attribute_of[idx], return_index=True)
-        first[idx[pos]] = True
-        return first
+        return keys == best[layout.attribute_of]
 
 
 # ---------------------------------------------------------------------------
