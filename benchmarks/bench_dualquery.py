@@ -57,6 +57,11 @@ def _load(name):
     return X[list(domain)], domain
 
 
+def _paper_workload(domain, n):
+    """The paper's protocol: 64 random 3-way marginals of at most ``n`` cells each."""
+    return QueryWorkload(domain=domain, k=3, n_marginals=64, max_cells=n, random_state=0)
+
+
 def _run(est, X):
     start = time.perf_counter()
     est.fit(X)
@@ -75,7 +80,7 @@ def _run(est, X):
 def adult(eps_list, seeds, solver):
     X, domain = _load("adult")
     n = len(X)
-    workload = QueryWorkload(domain=domain, k=3, n_marginals=64, max_cells=n, random_state=0)
+    workload = _paper_workload(domain, n)
     rows = []
     for eps in eps_list:
         for seed in seeds:
@@ -145,8 +150,7 @@ def tune(eps_list, seeds, solver, tables=("mixture",), algorithm="dualquery",
     for name, X, domain in generated_tables():
         if name not in tables:
             continue
-        workload = QueryWorkload(domain=domain, k=3, n_marginals=64, max_cells=len(X),
-                                 random_state=0)
+        workload = _paper_workload(domain, len(X))
         for eps in eps_list:
             for s in s_list:
                 for scale in scales:
@@ -181,8 +185,7 @@ def tie_break(eps_list, seeds, solver):
     rows = []
     for name, X, domain in generated_tables():
         n = len(X)
-        workload = QueryWorkload(domain=domain, k=3, n_marginals=64, max_cells=n,
-                                 random_state=0)
+        workload = _paper_workload(domain, n)
         for eps in eps_list:
             for rule, decay in variants:
                 for seed in seeds:
