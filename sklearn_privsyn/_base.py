@@ -11,12 +11,12 @@ from numbers import Integral, Real
 
 import numpy as np
 import pandas as pd
-import scipy.sparse as sp
 from sklearn.base import BaseEstimator, _fit_context, clone
 from sklearn.utils._param_validation import HasMethods, Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted
 
 from ._random import make_generator
+from ._table import as_frame, check_not_empty
 from .exceptions import SolverWarning
 from .privacy import PrivacyLedger, epsilon_to_rho
 from .solvers import get_oracle
@@ -90,25 +90,8 @@ class BaseSynthesizer(BaseEstimator):
     def _frame(self, X, y):
         """X (and y as one more column) as a DataFrame, whether X was one, y's name."""
         was_frame = isinstance(X, pd.DataFrame)
-        if sp.issparse(X):
-            raise TypeError(
-                "Sparse data was passed for X, but dense data is required: a synthesizer "
-                "models a table. Use X.toarray() to convert to a dense numpy array."
-            )
-        if not was_frame:
-            array = np.asarray(X)
-            if array.ndim != 2:
-                raise ValueError(
-                    f"X must be 2-dimensional (a DataFrame or an array of shape "
-                    f"(n_samples, n_features)); got an array of shape {array.shape}"
-                )
-            X = pd.DataFrame(array, columns=[f"x{i}" for i in range(array.shape[1])])
-        for axis, what in ((1, "feature"), (0, "sample")):
-            if X.shape[axis] == 0:
-                raise ValueError(
-                    f"Found array with 0 {what}(s) (shape={X.shape}) while a minimum of 1 "
-                    "is required."
-                )
+        X = as_frame(X)
+        check_not_empty(X)
         if y is None:
             return X, was_frame, None
         name = y.name if isinstance(y, pd.Series) and y.name is not None else self._target_column

@@ -158,7 +158,7 @@ def test_answer_codes_chunked_rows_agree(monkeypatch):
     wl = _fit_quiet(_mixed_workload(k=2), X)
     records = wl.encode(X)
     whole = wl.answer_codes(records)
-    monkeypatch.setattr("sklearn_privsyn.workload._CHUNK_ENTRIES", 7)
+    monkeypatch.setattr("sklearn_privsyn.marginals._CHUNK_ENTRIES", 7)
     np.testing.assert_array_equal(wl.answer_codes(records), whole)
 
 

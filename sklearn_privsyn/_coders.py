@@ -1,0 +1,469 @@
+"""Column coders: one class per kind of column, turning values into codes and back.
+
+A coder is built from the public domain of one column and encodes that column's
+values as integer codes ``0 .. size - 1``, decodes codes back into values, and
+(for binned numbers) draws a value uniformly within a code's cell. The three
+kinds are
+
+* :class:`CategoryCoder`: listed values (strings, booleans, any hashable);
+* :class:`CodeCoder`: a column that already holds integer codes ``0 .. m - 1``;
+* :class:`BinnedCoder`: numbers cut into bins by increasing edges.
+
+Every kind may reserve one extra code, after the others, for missing values.
+:func:`make_coder` is the one place that decides a column's kind.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from numbers import Integral, Real
+
+import numpy as np
+import pandas as pd
+
+__all__ = ["BinnedCoder", "CategoryCoder", "CodeCoder", "ColumnCoder", "make_coder"]
+
+
+def _is_integer_dtype(dtype):
+    return pd.api.types.is_integer_dtype(dtype) and not pd.api.types.is_bool_dtype(dtype)
+
+
+def _is_numeric_dtype(dtype):
+    return pd.api.types.is_numeric_dtype(dtype) and not pd.api.types.is_bool_dtype(dtype)
+
+
+def _first_bad(mask):
+    return int(np.flatnonzero(mask)[0])
+
+
+def _show(value):
+    """repr of a value without numpy's scalar wrapper (2, not np.int64(2))."""
+    return repr(value.item() if isinstance(value, np.generic) else value)
+
+
+def _preview(values, n=8):
+    shown = [v.item() if isinstance(v, np.generic) else v for v in values[:n]]
+    return f"{shown!r}" if len(values) <= n else f"{shown!r}[:{n}] ..."
+
+
+@dataclass
+class ColumnCoder:
+    """Encoding of one column; subclasses implement one kind of column.
+
+    Parameters
+    ----------
+    name : object
+        The column's name.
+    n_values : int
+        Number of codes for values (the missing code, if any, comes after them).
+    dtype : object
+        The column's dtype at fit time, restored by :meth:`decode`.
+    missing : bool, default=False
+        Whether code ``n_values`` stands for a missing value.
+    """
+
+    name: object
+    n_values: int
+    dtype: object
+    missing: bool = False
+
+    kind = None
+
+    @property
+    def size(self):
+        """Number of codes, the missing code included."""
+        return self.n_values + int(self.missing)
+
+    def encode(self, series):
+        """Codes of a column's values, shape ``(n,)``; raises ``ValueError`` on bad values."""
+        isna = series.isna().to_numpy()
+        has_na = bool(isna.any())
+        if has_na and not self.missing:
+            raise ValueError(
+                f"Column {self.name!r} has missing values (NaN/None) (row {_first_bad(isna)}); "
+                "drop or impute them, or use handle_missing='category'."
+            )
+        codes = self._encode_values(series, isna)
+        if has_na:
+            codes = np.where(isna, self.n_values, codes)
+        return codes
+
+    def decode(self, codes, rng):
+        """Values of codes as a Series with the fitted dtype (missing codes become NA)."""
+        isna = codes == self.n_values if self.missing else np.zeros(codes.shape, bool)
+        has_na = bool(isna.any())
+        safe = np.where(isna, 0, codes)
+        values = self._decode_values(safe, rng)
+        if has_na:
+            if values.dtype == object:
+                values[isna] = None
+            else:
+                values = values.astype(float)
+                values[isna] = np.nan
+        return self._as_series(values, has_na)
+
+    def _as_series(self, values, has_na):
+        """Values as a Series of the fitted dtype (widened when missing values must fit)."""
+        dtype = self.dtype
+        if has_na:
+            if pd.api.types.is_bool_dtype(dtype) and not isinstance(dtype, pd.CategoricalDtype):
+                dtype = object
+            elif isinstance(dtype, np.dtype) and dtype.kind in "iu":
+                dtype = np.float64
+        series = pd.Series(values)
+        try:
+            return series.astype(dtype)
+        except (TypeError, ValueError):
+            return series
+
+    def feature_names(self):
+        """One-hot column names ``"{column}_{value}"``, the missing code's last."""
+        names = [f"{self.name}_{v}" for v in self._value_names()]
+        if self.missing:
+            names.append(f"{self.name}_nan")
+        return names
+
+    def _encode_values(self, series, isna):  # pragma: no cover - abstract
+        raise NotImplementedError
+
+    def _decode_values(self, codes, rng):  # pragma: no cover - abstract
+        raise NotImplementedError
+
+    def _value_names(self):  # pragma: no cover - abstract
+        raise NotImplementedError
+
+
+@dataclass
+class CategoryCoder(ColumnCoder):
+    """A column of listed values: code ``i`` is ``categories[i]``.
+
+    Examples
+    --------
+    >>> import numpy as np, pandas as pd
+    >>> from sklearn_privsyn._coders import CategoryCoder
+    >>> coder = CategoryCoder.from_values("colour", ["red", "blue"], np.dtype(object))
+    >>> coder.encode(pd.Series(["blue", "red"])).tolist()
+    [1, 0]
+    >>> coder.decode(np.array([0, 1]), rng=None).tolist()
+    ['red', 'blue']
+    """
+
+    categories: np.ndarray | None = None
+
+    kind = "category"
+
+    @classmethod
+    def from_values(cls, name, values, dtype, missing=False, source="domain"):
+        """A coder for the listed ``values``; ``source`` names where they came from."""
+        if len(values) == 0:
+            raise ValueError(f"domain[{name!r}] is empty; a column needs at least one value.")
+        if any(v is None or (isinstance(v, float) and math.isnan(v)) for v in values):
+            raise ValueError(
+                f"domain[{name!r}] contains a missing value; use handle_missing='category' "
+                "to give missing values their own code."
+            )
+        index = pd.Index(values, dtype=object)
+        if index.has_duplicates:
+            dup = index[index.duplicated()].unique().tolist()
+            raise ValueError(f"{source} values of column {name!r} contain duplicates: {dup}.")
+        categories = np.empty(len(values), dtype=object)
+        categories[:] = values
+        return cls(name, len(values), dtype, missing=missing, categories=categories)
+
+    def _encode_values(self, series, isna):
+        codes = pd.Index(self.categories, dtype=object).get_indexer(series.to_numpy(dtype=object))
+        bad = (codes < 0) & ~isna
+        if bad.any():
+            row = _first_bad(bad)
+            raise ValueError(
+                f"Column {self.name!r} has value {_show(series.iloc[row])} (row {row}) outside its "
+                f"domain of {self.n_values} values {_preview(self.categories)}."
+            )
+        return codes
+
+    def _decode_values(self, codes, rng):
+        return self.categories[codes]
+
+    def _as_series(self, values, has_na):
+        dtype = self.dtype
+        if not isinstance(dtype, pd.CategoricalDtype):
+            return super()._as_series(values, has_na)
+        if not set(self.categories) <= set(dtype.categories):
+            dtype = pd.CategoricalDtype(list(self.categories), ordered=dtype.ordered)
+        return pd.Series(pd.Categorical(values, dtype=dtype))
+
+    def _value_names(self):
+        return list(self.categories)
+
+
+def _numeric_values(name, series, isna):
+    """A column's values as floats (missing ones 0.0); raises on strings and infinities."""
+    values = pd.to_numeric(series, errors="coerce")
+    values = values.to_numpy(dtype=float, na_value=np.nan)
+    bad = np.isnan(values) & ~isna
+    if bad.any():
+        row = _first_bad(bad)
+        raise ValueError(
+            f"Column {name!r} has non-numeric value {_show(series.iloc[row])} (row {row})."
+        )
+    if np.isinf(values).any():
+        row = _first_bad(np.isinf(values))
+        raise ValueError(f"Column {name!r} has an infinite value (inf) in row {row}.")
+    if isna.any():
+        values = np.where(isna, 0.0, values)
+    return values
+
+
+@dataclass
+class CodeCoder(ColumnCoder):
+    """A column that holds integer codes ``0 .. n_values - 1`` (the paper's format).
+
+    Examples
+    --------
+    >>> import numpy as np, pandas as pd
+    >>> from sklearn_privsyn._coders import CodeCoder
+    >>> CodeCoder("grade", 3, np.dtype("int64")).encode(pd.Series([2, 0])).tolist()
+    [2, 0]
+    """
+
+    kind = "code"
+
+    def _encode_values(self, series, isna):
+        values = _numeric_values(self.name, series, isna)
+        bad = (values != np.round(values)) | (values < 0) | (values >= self.n_values)
+        if bad.any():
+            row = _first_bad(bad)
+            raise ValueError(
+                f"Column {self.name!r} has value {_show(series.iloc[row])} (row {row}) outside its "
+                f"domain of integer codes 0..{self.n_values - 1}."
+            )
+        return values.astype(np.intp)
+
+    def _decode_values(self, codes, rng):
+        return codes.astype(np.int64)
+
+    def _value_names(self):
+        return list(range(self.n_values))
+
+
+def _integer_ranges(edges):
+    """Integers in bin i are lows[i] .. highs[i] (last bin closed)."""
+    lows = np.ceil(edges[:-1])
+    highs = np.ceil(edges[1:]) - 1
+    highs[-1] = np.floor(edges[-1])
+    return lows, highs
+
+
+def _check_bounds(name, bound):
+    try:
+        lo, hi = (float(b) for b in bound)
+    except (TypeError, ValueError):
+        raise ValueError(
+            f"bounds[{name!r}] must be a pair (lo, hi) of numbers; got {bound!r}."
+        ) from None
+    if not (np.isfinite(lo) and np.isfinite(hi) and lo < hi):
+        raise ValueError(f"bounds[{name!r}] = {bound!r} must satisfy lo < hi (both finite).")
+    return lo, hi
+
+
+@dataclass
+class BinnedCoder(ColumnCoder):
+    """Numbers cut into bins ``[edges[i], edges[i + 1])`` (the last bin closed).
+
+    Decoding draws a value uniformly within its bin (a uniform integer of the bin
+    for integer columns).
+
+    Examples
+    --------
+    >>> import numpy as np, pandas as pd
+    >>> from sklearn_privsyn._coders import BinnedCoder
+    >>> coder = BinnedCoder("age", 2, np.dtype(float), edges=np.array([0.0, 50.0, 100.0]))
+    >>> coder.encode(pd.Series([10.0, 75.0, 100.0])).tolist()
+    [0, 1, 1]
+    >>> value = coder.decode(np.array([1]), np.random.default_rng(0))[0]
+    >>> bool(50.0 <= value <= 100.0)
+    True
+    """
+
+    edges: np.ndarray | None = None  # length n_values + 1
+    integer: bool = False  # decode to integers
+    clip: bool = False  # values outside the edges go into the first or last bin
+
+    kind = "bins"
+
+    @classmethod
+    def from_spec(cls, name, series, bound, bin_spec, missing=False, clip=False):
+        """Return (coder, learned): the bins from ``bounds``/``bins``, or from the data.
+
+        ``learned`` is ``"bounds"`` when the range was taken from the data's
+        min and max (not covered by any privacy guarantee), else None.
+        """
+        learned = None
+        integer = _is_integer_dtype(series.dtype)
+        if isinstance(bin_spec, (bool, np.bool_)) or not (
+            isinstance(bin_spec, Integral) or np.ndim(bin_spec) == 1
+        ):
+            raise ValueError(
+                f"bins[{name!r}] must be a positive int or a list of bin edges; got {bin_spec!r}."
+            )
+        if isinstance(bin_spec, Integral):
+            if bin_spec < 1:
+                raise ValueError(f"bins[{name!r}] = {bin_spec} must be at least 1.")
+            if bound is None:
+                values = pd.to_numeric(series, errors="coerce").to_numpy(dtype=float)
+                values = values[np.isfinite(values)]
+                if values.size == 0:
+                    raise ValueError(
+                        f"Column {name!r} has no finite values to learn bounds from; "
+                        "give bounds[{name!r}]."
+                    )
+                lo, hi = float(values.min()), float(values.max())
+                learned = "bounds"
+            else:
+                lo, hi = _check_bounds(name, bound)
+            if hi == lo:
+                # a constant column: one closed bin [lo, lo], which decodes to lo itself
+                edges = np.array([lo, lo])
+            else:
+                edges = np.linspace(lo, hi, int(bin_spec) + 1)
+        else:
+            edges = np.asarray(bin_spec, dtype=float)
+            if edges.size < 2 or not np.all(np.isfinite(edges)) or np.any(np.diff(edges) <= 0):
+                raise ValueError(
+                    f"bins[{name!r}] must be at least two finite, strictly increasing bin "
+                    f"edges; got {list(bin_spec)!r}."
+                )
+            if bound is not None:
+                lo, hi = _check_bounds(name, bound)
+                if (lo, hi) != (edges[0], edges[-1]):
+                    raise ValueError(
+                        f"bounds[{name!r}] = {bound!r} disagrees with the first and last "
+                        f"edges of bins[{name!r}] ({edges[0]:g}, {edges[-1]:g})."
+                    )
+        if integer:
+            lows, highs = _integer_ranges(edges)
+            empty = np.flatnonzero(lows > highs)
+            if empty.size:
+                i = int(empty[0])
+                raise ValueError(
+                    f"Bin {i} [{edges[i]:g}, {edges[i + 1]:g}) of integer column {name!r} "
+                    "contains no integer; use fewer bins or wider bounds."
+                )
+        coder = cls(name, len(edges) - 1, series.dtype, missing=missing, edges=edges,
+                    integer=integer, clip=clip)
+        return coder, learned
+
+    def _encode_values(self, series, isna):
+        values = _numeric_values(self.name, series, isna)
+        edges = self.edges
+        outside = (values < edges[0]) | (values > edges[-1])
+        if outside.any() and not self.clip:
+            row = _first_bad(outside)
+            raise ValueError(
+                f"Column {self.name!r} has value {_show(series.iloc[row])} (row {row}) outside its "
+                f"bounds [{edges[0]:g}, {edges[-1]:g}]; widen bounds or set clip=True."
+            )
+        codes = np.searchsorted(edges, values, side="right") - 1
+        np.clip(codes, 0, self.n_values - 1, out=codes)
+        return codes
+
+    def _decode_values(self, codes, rng):
+        u = rng.random(codes.shape) if isinstance(rng, np.random.Generator) else (
+            rng.random_sample(codes.shape)
+        )
+        if self.integer:
+            lows, highs = _integer_ranges(self.edges)
+            lo, hi = lows[codes], highs[codes]
+            return np.minimum(lo + np.floor(u * (hi - lo + 1)), hi)
+        lo, hi = self.edges[codes], self.edges[codes + 1]
+        values = lo + u * (hi - lo)
+        # keep values of half-open bins strictly below their upper edge
+        last = codes == self.n_values - 1
+        return np.where(last | (values < hi), values, np.nextafter(hi, lo))
+
+    def _value_names(self):
+        e = self.edges
+        return [f"[{e[i]:g}, {e[i + 1]:g}{']' if i == self.n_values - 1 else ')'}"
+                for i in range(self.n_values)]
+
+
+def _bad_domain_spec(name, spec):
+    return ValueError(
+        f"domain[{name!r}] must be a list of values or a positive int size; got {spec!r}."
+    )
+
+
+def make_coder(name, series, *, domain, bounds, bins, default_bins, missing, clip):
+    """Build the coder of one column from the public domain, or learn it from the data.
+
+    The kind is decided here, in this order: ``domain[name]`` (a list of
+    values, or an int number of codes), ``bounds``/``bins`` or a float dtype
+    (binned numbers), a boolean dtype (``[False, True]``), and otherwise the
+    column's categories or sorted observed values.
+
+    Returns
+    -------
+    coder : ColumnCoder
+    learned : {None, "categories", "bounds"}
+        What was taken from the data rather than from the public domain.
+    """
+    dtype = series.dtype
+    if pd.api.types.is_complex_dtype(dtype):
+        raise ValueError(f"Complex data not supported (column {name!r}).")
+    in_bins = name in bins
+    if name in domain and (name in bounds or in_bins):
+        raise ValueError(
+            f"Column {name!r} is in domain and in {'bounds' if name in bounds else 'bins'}; "
+            "give either a value list / size (domain) or a numeric binning (bounds, bins)."
+        )
+    if name in domain:
+        spec = domain[name]
+        if isinstance(spec, (bool, np.bool_)):
+            raise _bad_domain_spec(name, spec)
+        if isinstance(spec, Integral):
+            if spec < 1:
+                raise ValueError(
+                    f"domain[{name!r}] = {spec} must be a positive domain size "
+                    "(codes 0..size-1) or a list of values."
+                )
+            if not _is_numeric_dtype(dtype):
+                raise ValueError(
+                    f"domain[{name!r}] = {spec} (integer codes) needs a numeric column, "
+                    f"but column {name!r} has dtype {dtype}; give a list of values instead."
+                )
+            return CodeCoder(name, int(spec), dtype, missing=missing), None
+        if isinstance(spec, (Real, str, bytes, dict)):
+            raise _bad_domain_spec(name, spec)
+        try:
+            values = list(spec)
+        except TypeError:
+            raise _bad_domain_spec(name, spec) from None
+        return CategoryCoder.from_values(name, values, dtype, missing, source="domain"), None
+
+    if name in bounds or in_bins or (_is_numeric_dtype(dtype) and not _is_integer_dtype(dtype)):
+        if not _is_numeric_dtype(dtype):
+            raise ValueError(
+                f"Column {name!r} has dtype {dtype} but is binned as numeric "
+                f"(it is in {'bounds' if name in bounds else 'bins'}); give its values "
+                "in domain instead."
+            )
+        return BinnedCoder.from_spec(name, series, bounds.get(name), bins.get(name, default_bins),
+                                     missing, clip)
+
+    if pd.api.types.is_bool_dtype(dtype):
+        return CategoryCoder.from_values(name, [False, True], dtype, missing, "dtype"), None
+    if isinstance(dtype, pd.CategoricalDtype):
+        values = list(dtype.categories)
+    else:
+        observed = series.dropna().unique()
+        try:
+            values = sorted(observed)
+        except TypeError:
+            values = list(observed)
+    if not values:
+        raise ValueError(
+            f"Column {name!r} has no non-missing values to learn its categories from; "
+            "give its values in domain."
+        )
+    return CategoryCoder.from_values(name, values, dtype, missing, "data"), "categories"

@@ -1,0 +1,213 @@
+"""Tables in and out: the array-to-DataFrame convention and the table encoder.
+
+:func:`as_frame` is the one place where an array becomes a table: its columns
+are named ``x0, x1, ...`` (scikit-learn's convention for unnamed features), so a
+domain written for an array (``{"x0": [...]}``) means the same columns whether
+it is fitted by a workload alone or inside a synthesizer.
+
+:class:`TableEncoder` holds one column coder per column (see ``_coders.py``) and
+the one-hot layout they make; it turns a table into records and back.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from functools import cached_property
+
+import numpy as np
+import pandas as pd
+import scipy.sparse as sp
+
+from ._coders import BinnedCoder, CategoryCoder, make_coder
+from .solvers._base import OneHotLayout
+
+__all__ = ["TableEncoder", "as_frame", "default_column_names"]
+
+
+def default_column_names(n_columns):
+    """Names of an array's columns: ``x0, x1, ...``."""
+    return [f"x{i}" for i in range(n_columns)]
+
+
+def as_frame(X, columns=None, owner="the estimator"):
+    """``X`` as a DataFrame; an array gets ``columns`` (default ``x0, x1, ...``).
+
+    ``owner`` names the estimator in the width error (scikit-learn's wording).
+
+    Raises ``TypeError`` for sparse input and ``ValueError`` for input that is
+    not two-dimensional, complex, or (with ``columns``) of the wrong width.
+    """
+    if isinstance(X, pd.DataFrame):
+        return X
+    if sp.issparse(X):
+        raise TypeError(
+            "Sparse data was passed for X, but dense data is required: a synthesizer "
+            "models a table. Use X.toarray() to convert to a dense numpy array."
+        )
+    # lists keep each value's own type (a str array would turn 1 into "1")
+    array = np.asarray(X, dtype=object if not hasattr(X, "dtype") else None)
+    if array.ndim != 2:
+        raise ValueError(
+            "X must be 2-dimensional (a DataFrame or an array of shape (n_samples, "
+            f"n_features)); got an array of shape {array.shape}. Reshape your data with "
+            "X.reshape(-1, 1) for a single column or X.reshape(1, -1) for a single row."
+        )
+    if np.iscomplexobj(array):
+        raise ValueError("Complex data not supported.")
+    if columns is not None and array.shape[1] != len(columns):
+        raise ValueError(
+            f"X has {array.shape[1]} features, but {owner} is expecting {len(columns)} "
+            f"features as input (columns {list(columns)})."
+        )
+    frame = pd.DataFrame(array, columns=default_column_names(array.shape[1])
+                         if columns is None else list(columns))
+    if array.dtype == object:
+        frame = frame.infer_objects()
+    return frame
+
+
+def check_not_empty(frame):
+    """Raise ``ValueError`` if the table has no rows or no columns."""
+    for axis, what in ((1, "feature"), (0, "sample")):
+        if frame.shape[axis] == 0:
+            raise ValueError(
+                f"Found array with 0 {what}(s) (shape={frame.shape}) while a minimum of 1 "
+                "is required."
+            )
+
+
+def check_scalar_cells(frame):
+    """Object columns may hold only scalars: a list or dict cell is an error, not a category."""
+    for col in frame.columns:
+        if frame[col].dtype != object:
+            continue
+        scalar = frame[col].map(pd.api.types.is_scalar).to_numpy(dtype=bool)
+        if not scalar.all():
+            row = int(np.flatnonzero(~scalar)[0])
+            value = frame[col].iloc[row]
+            raise TypeError(
+                f"Column {col!r} row {row} holds {value!r} ({type(value).__name__}): "
+                "each argument must be a string or a number (a scalar)."
+            )
+
+
+@dataclass
+class TableEncoder:
+    """Column coders of a table and the one-hot layout they make.
+
+    Parameters
+    ----------
+    coders : tuple of ColumnCoder
+        One coder per column, in column order.
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> from sklearn_privsyn._table import TableEncoder
+    >>> X = pd.DataFrame({"colour": ["red", "blue"], "size": [0, 2]})
+    >>> encoder, learned = TableEncoder.fit(X, domain={"colour": ["red", "blue"], "size": 3})
+    >>> encoder.layout.block_sizes, learned
+    ((2, 3), {})
+    >>> encoder.encode(X).tolist()
+    [[0, 0], [1, 2]]
+    """
+
+    coders: tuple
+
+    @classmethod
+    def fit(cls, frame, domain=None, bounds=None, bins=10, missing=False, clip=False):
+        """Build the coders of ``frame``'s columns from the public domain.
+
+        Returns the encoder and ``{column: "categories" or "bounds"}`` for the
+        columns whose domain had to be learned from the data.
+        """
+        domain = {} if domain is None else dict(domain)
+        bounds = {} if bounds is None else dict(bounds)
+        per_column_bins = bins if isinstance(bins, dict) else {}
+        default_bins = 10 if isinstance(bins, dict) else bins
+        columns = list(frame.columns)
+        for param, spec in (("domain", domain), ("bounds", bounds), ("bins", per_column_bins)):
+            unknown = [c for c in spec if c not in columns]
+            if unknown:
+                raise ValueError(
+                    f"{param} names columns not in X: {unknown}. X has columns {columns}."
+                )
+        coders, learned = [], {}
+        for col in columns:
+            coder, what = make_coder(col, frame[col], domain=domain, bounds=bounds,
+                                     bins=per_column_bins, default_bins=default_bins,
+                                     missing=missing, clip=clip)
+            coders.append(coder)
+            if what is not None:
+                learned[col] = what
+        return cls(tuple(coders)), learned
+
+    @cached_property
+    def layout(self):
+        """The one-hot layout: one block of ``coder.size`` columns per column."""
+        return OneHotLayout(tuple(c.size for c in self.coders))
+
+    @property
+    def domain_sizes(self):
+        return {c.name: c.size for c in self.coders}
+
+    @property
+    def categories(self):
+        return {c.name: c.categories for c in self.coders if isinstance(c, CategoryCoder)}
+
+    @property
+    def bin_edges(self):
+        return {c.name: c.edges for c in self.coders if isinstance(c, BinnedCoder)}
+
+    def encode(self, frame):
+        """Records of a table whose columns are in the coders' order."""
+        out = np.empty((frame.shape[0], len(self.coders)), dtype=np.intp)
+        for a, coder in enumerate(self.coders):
+            out[:, a] = coder.encode(frame.iloc[:, a])
+        return out
+
+    def decode(self, records, rng):
+        """A DataFrame of the records' values (``records`` already checked)."""
+        data = {coder.name: coder.decode(records[:, a], rng)
+                for a, coder in enumerate(self.coders)}
+        return pd.DataFrame(data, columns=[c.name for c in self.coders])
+
+    def to_onehot(self, records):
+        """Sparse CSR one-hot image of checked records."""
+        n, p = records.shape
+        indices = (records + self.layout.starts).ravel()
+        indptr = np.arange(0, n * p + 1, p, dtype=np.intp)
+        data = np.ones(n * p, dtype=float)
+        return sp.csr_matrix((data, indices, indptr), shape=(n, self.layout.n_features))
+
+    def from_onehot(self, X):
+        """Records of a one-hot matrix (dense or sparse); raises if it is not one-hot."""
+        layout = self.layout
+        if not sp.issparse(X):
+            X = np.asarray(X)
+            if X.ndim != 2:
+                raise ValueError(f"X must be 2-dimensional; got shape {X.shape}.")
+        if X.shape[1] != layout.n_features:
+            raise ValueError(
+                f"X has {X.shape[1]} columns; the one-hot layout has {layout.n_features}."
+            )
+        csr = sp.csr_matrix(X, dtype=float)
+        csr.eliminate_zeros()
+        csr.sum_duplicates()
+        csr.sort_indices()
+        n, p = csr.shape[0], layout.n_attributes
+        per_row = np.diff(csr.indptr)
+        ok = np.all(per_row == p) and np.all(csr.data == 1.0)
+        if ok and n:
+            indices = csr.indices.reshape(n, p)
+            ok = np.array_equal(layout.attribute_of[indices], np.broadcast_to(np.arange(p), (n, p)))
+        if not ok:
+            raise ValueError(
+                "X is not a valid one-hot matrix: each row needs exactly one 1 in each "
+                "column's block and zeros elsewhere."
+            )
+        return (csr.indices.reshape(n, p) - layout.starts) if n else np.empty((0, p), np.intp)
+
+    def feature_names(self):
+        """One-hot column names, block by block."""
+        return np.asarray([name for c in self.coders for name in c.feature_names()], dtype=object)
