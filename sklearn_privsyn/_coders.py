@@ -33,13 +33,9 @@ def _is_numeric_dtype(dtype):
     return pd.api.types.is_numeric_dtype(dtype) and not pd.api.types.is_bool_dtype(dtype)
 
 
-def _first_bad(mask):
-    return int(np.flatnonzero(mask)[0])
-
-
-def _show(value):
-    """repr of a value without numpy's scalar wrapper (2, not np.int64(2))."""
-    return repr(value.item() if isinstance(value, np.generic) else value)
+def _check_finite(name, values):
+    if np.isinf(values).any():
+        raise ValueError(f"Column {name!r} has infinite values (inf or -inf).")
 
 
 def _preview(values, n=8):
@@ -81,9 +77,11 @@ class ColumnCoder:
         has_na = bool(isna.any())
         if has_na and not self.missing:
             raise ValueError(
-                f"Column {self.name!r} has missing values (NaN/None) (row {_first_bad(isna)}); "
-                "drop or impute them, or use handle_missing='category'."
+                f"Column {self.name!r} has missing values (NaN/None) but is not declared "
+                "missable: drop or impute them, or list the column in handle_missing."
             )
+        if _is_numeric_dtype(series.dtype):
+            _check_finite(self.name, series.to_numpy(dtype=float, na_value=np.nan))
         codes = self._encode_values(series, isna)
         if has_na:
             codes = np.where(isna, self.n_values, codes)
@@ -138,6 +136,9 @@ class ColumnCoder:
 class CategoryCoder(ColumnCoder):
     """A column of listed values: code ``i`` is ``categories[i]``.
 
+    With ``other`` set, values outside the list get code ``other`` (a declared
+    catch-all category such as ``"Other"``) instead of raising.
+
     Examples
     --------
     >>> import numpy as np, pandas as pd
@@ -150,18 +151,22 @@ class CategoryCoder(ColumnCoder):
     """
 
     categories: np.ndarray | None = None
+    other: int | None = None
 
     kind = "category"
 
     @classmethod
-    def from_values(cls, name, values, dtype, missing=False, source="domain"):
-        """A coder for the listed ``values``; ``source`` names where they came from."""
+    def from_values(cls, name, values, dtype, missing=False, source="domain", other=None):
+        """A coder for the listed ``values``; ``source`` names where they came from.
+
+        ``other``, if not None, is the listed value that unknown values map to.
+        """
         if len(values) == 0:
             raise ValueError(f"domain[{name!r}] is empty; a column needs at least one value.")
         if any(v is None or (isinstance(v, float) and math.isnan(v)) for v in values):
             raise ValueError(
-                f"domain[{name!r}] contains a missing value; use handle_missing='category' "
-                "to give missing values their own code."
+                f"domain[{name!r}] contains a missing value; list the column in "
+                "handle_missing to give missing values their own code."
             )
         index = pd.Index(values, dtype=object)
         if index.has_duplicates:
@@ -169,17 +174,28 @@ class CategoryCoder(ColumnCoder):
             raise ValueError(f"{source} values of column {name!r} contain duplicates: {dup}.")
         categories = np.empty(len(values), dtype=object)
         categories[:] = values
-        return cls(name, len(values), dtype, missing=missing, categories=categories)
+        other_code = None
+        if other is not None:
+            other_code = int(index.get_indexer([other])[0])
+            if other_code < 0:
+                raise ValueError(
+                    f"other[{name!r}] = {other!r} is not one of the column's domain values "
+                    f"{_preview(categories)}."
+                )
+        return cls(name, len(values), dtype, missing=missing, categories=categories,
+                   other=other_code)
 
     def _encode_values(self, series, isna):
         codes = pd.Index(self.categories, dtype=object).get_indexer(series.to_numpy(dtype=object))
         bad = (codes < 0) & ~isna
         if bad.any():
-            row = _first_bad(bad)
-            raise ValueError(
-                f"Column {self.name!r} has value {_show(series.iloc[row])} (row {row}) outside its "
-                f"domain of {self.n_values} values {_preview(self.categories)}."
-            )
+            if self.other is None:
+                raise ValueError(
+                    f"Column {self.name!r} has values outside its domain of {self.n_values} "
+                    f"values {_preview(self.categories)}: add them to the domain, or declare "
+                    "an 'other' category that unknown values map to (other=)."
+                )
+            codes = np.where(bad, self.other, codes)
         return codes
 
     def _decode_values(self, codes, rng):
@@ -201,15 +217,12 @@ def _numeric_values(name, series, isna):
     """A column's values as floats (missing ones 0.0); raises on strings and infinities."""
     values = pd.to_numeric(series, errors="coerce")
     values = values.to_numpy(dtype=float, na_value=np.nan)
-    bad = np.isnan(values) & ~isna
-    if bad.any():
-        row = _first_bad(bad)
+    if (np.isnan(values) & ~isna).any():
         raise ValueError(
-            f"Column {name!r} has non-numeric value {_show(series.iloc[row])} (row {row})."
+            f"Column {name!r} has non-numeric values (strings or other objects) but is "
+            "encoded as numbers; give its values in domain instead."
         )
-    if np.isinf(values).any():
-        row = _first_bad(np.isinf(values))
-        raise ValueError(f"Column {name!r} has an infinite value (inf) in row {row}.")
+    _check_finite(name, values)
     if isna.any():
         values = np.where(isna, 0.0, values)
     return values
@@ -233,10 +246,9 @@ class CodeCoder(ColumnCoder):
         values = _numeric_values(self.name, series, isna)
         bad = (values != np.round(values)) | (values < 0) | (values >= self.n_values)
         if bad.any():
-            row = _first_bad(bad)
             raise ValueError(
-                f"Column {self.name!r} has value {_show(series.iloc[row])} (row {row}) outside its "
-                f"domain of integer codes 0..{self.n_values - 1}."
+                f"Column {self.name!r} has values outside its domain of integer codes "
+                f"0..{self.n_values - 1}."
             )
         return values.astype(np.intp)
 
@@ -271,8 +283,9 @@ def _check_bounds(name, bound):
 class BinnedCoder(ColumnCoder):
     """Numbers cut into bins ``[edges[i], edges[i + 1])`` (the last bin closed).
 
-    Decoding draws a value uniformly within its bin (a uniform integer of the bin
-    for integer columns).
+    Values outside the edges go into the first or last bin when ``clip`` is
+    true, and raise otherwise (infinities always raise). Decoding draws a value
+    uniformly within its bin (a uniform integer of the bin for integer columns).
 
     Examples
     --------
@@ -288,12 +301,12 @@ class BinnedCoder(ColumnCoder):
 
     edges: np.ndarray | None = None  # length n_values + 1
     integer: bool = False  # decode to integers
-    clip: bool = False  # values outside the edges go into the first or last bin
+    clip: bool = True
 
     kind = "bins"
 
     @classmethod
-    def from_spec(cls, name, series, bound, bin_spec, missing=False, clip=False):
+    def from_spec(cls, name, series, bound, bin_spec, missing=False, clip=True):
         """Return (coder, learned): the bins from ``bounds``/``bins``, or from the data.
 
         ``learned`` is ``"bounds"`` when the range was taken from the data's
@@ -359,10 +372,10 @@ class BinnedCoder(ColumnCoder):
         edges = self.edges
         outside = (values < edges[0]) | (values > edges[-1])
         if outside.any() and not self.clip:
-            row = _first_bad(outside)
             raise ValueError(
-                f"Column {self.name!r} has value {_show(series.iloc[row])} (row {row}) outside its "
-                f"bounds [{edges[0]:g}, {edges[-1]:g}]; widen bounds or set clip=True."
+                f"Column {self.name!r} has values outside its bounds [{edges[0]:g}, "
+                f"{edges[-1]:g}]: widen the bounds, or set clip=True (the default) to clip "
+                "them into the first or last bin."
             )
         codes = np.searchsorted(edges, values, side="right") - 1
         np.clip(codes, 0, self.n_values - 1, out=codes)
@@ -394,13 +407,15 @@ def _bad_domain_spec(name, spec):
     )
 
 
-def make_coder(name, series, *, domain, bounds, bins, default_bins, missing, clip):
+def make_coder(name, series, *, domain, bounds, bins, default_bins, missing, clip, other=None):
     """Build the coder of one column from the public domain, or learn it from the data.
 
     The kind is decided here, in this order: ``domain[name]`` (a list of
     values, or an int number of codes), ``bounds``/``bins`` or a float dtype
     (binned numbers), a boolean dtype (``[False, True]``), and otherwise the
-    column's categories or sorted observed values.
+    column's categories or sorted observed values. ``missing`` reserves a code
+    for missing values; ``other`` (only with a list of values) is the listed
+    value that unknown values map to.
 
     Returns
     -------
@@ -411,6 +426,10 @@ def make_coder(name, series, *, domain, bounds, bins, default_bins, missing, cli
     dtype = series.dtype
     if pd.api.types.is_complex_dtype(dtype):
         raise ValueError(f"Complex data not supported (column {name!r}).")
+    if other is not None and (name not in domain or isinstance(domain[name], Integral)):
+        raise ValueError(
+            f"other[{name!r}] needs the column's values listed in domain[{name!r}]."
+        )
     in_bins = name in bins
     if name in domain and (name in bounds or in_bins):
         raise ValueError(
@@ -439,7 +458,7 @@ def make_coder(name, series, *, domain, bounds, bins, default_bins, missing, cli
             values = list(spec)
         except TypeError:
             raise _bad_domain_spec(name, spec) from None
-        return CategoryCoder.from_values(name, values, dtype, missing, source="domain"), None
+        return CategoryCoder.from_values(name, values, dtype, missing, "domain", other), None
 
     if name in bounds or in_bins or (_is_numeric_dtype(dtype) and not _is_integer_dtype(dtype)):
         if not _is_numeric_dtype(dtype):

@@ -81,12 +81,9 @@ def check_scalar_cells(frame):
     for col in frame.columns:
         if frame[col].dtype != object:
             continue
-        scalar = frame[col].map(pd.api.types.is_scalar).to_numpy(dtype=bool)
-        if not scalar.all():
-            row = int(np.flatnonzero(~scalar)[0])
-            value = frame[col].iloc[row]
+        if not frame[col].map(pd.api.types.is_scalar).all():
             raise TypeError(
-                f"Column {col!r} row {row} holds {value!r} ({type(value).__name__}): "
+                f"Column {col!r} holds non-scalar values (lists, dicts or other containers): "
                 "each argument must be a string or a number (a scalar)."
             )
 
@@ -115,18 +112,24 @@ class TableEncoder:
     coders: tuple
 
     @classmethod
-    def fit(cls, frame, domain=None, bounds=None, bins=10, missing=False, clip=False):
+    def fit(cls, frame, domain=None, bounds=None, bins=10, missing=(), clip=True, other=None):
         """Build the coders of ``frame``'s columns from the public domain.
+
+        ``missing`` is True (every column gets a missing code) or the columns
+        that may be missing; ``other`` maps columns to their catch-all value.
 
         Returns the encoder and ``{column: "categories" or "bounds"}`` for the
         columns whose domain had to be learned from the data.
         """
         domain = {} if domain is None else dict(domain)
         bounds = {} if bounds is None else dict(bounds)
+        other = {} if other is None else dict(other)
         per_column_bins = bins if isinstance(bins, dict) else {}
         default_bins = 10 if isinstance(bins, dict) else bins
         columns = list(frame.columns)
-        for param, spec in (("domain", domain), ("bounds", bounds), ("bins", per_column_bins)):
+        missable = columns if missing is True else list(missing or ())
+        for param, spec in (("domain", domain), ("bounds", bounds), ("bins", per_column_bins),
+                            ("handle_missing", missable), ("other", other)):
             unknown = [c for c in spec if c not in columns]
             if unknown:
                 raise ValueError(
@@ -136,7 +139,8 @@ class TableEncoder:
         for col in columns:
             coder, what = make_coder(col, frame[col], domain=domain, bounds=bounds,
                                      bins=per_column_bins, default_bins=default_bins,
-                                     missing=missing, clip=clip)
+                                     missing=col in missable, clip=clip,
+                                     other=other.get(col))
             coders.append(coder)
             if what is not None:
                 learned[col] = what

@@ -125,6 +125,17 @@ def _max_cells(text):
     return _positive_int(text)
 
 
+def _missing_columns(text):
+    if text in ("error", "category"):
+        return text
+    columns = [c.strip() for c in text.split(",") if c.strip()]
+    if not columns:
+        raise argparse.ArgumentTypeError(
+            f"expected 'error', 'category' or column names; got {text!r}"
+        )
+    return columns
+
+
 def _seed(text):
     try:
         value = int(text)
@@ -232,21 +243,24 @@ def read_domain(path):
 
 
 def _numbers(text, col, path, *, integer):
-    """A column of CSV strings as numbers; CLIError naming the first bad cell."""
+    """A column of CSV strings as numbers (empty cells missing); CLIError naming the column.
+
+    The error never quotes a cell or a row number: the file is private.
+    """
     import numpy as np
     import pandas as pd
 
+    empty = text == ""
     values = pd.to_numeric(pd.Series(text, dtype=object), errors="coerce").to_numpy(dtype=float)
-    bad = ~np.isfinite(values)
+    bad = np.isnan(values) & ~empty
     if integer:
-        bad |= values != np.round(values)
+        bad |= np.isfinite(values) & (values != np.round(values))
     if bad.any():
-        row = int(np.flatnonzero(bad)[0])
         kind = "integer codes" if integer else "numbers"
-        raise CLIError(
-            f"column {col!r} of {path} must hold {kind}; row {row} has {text[row]!r}"
-        )
-    return values.astype(np.int64) if integer else values
+        raise CLIError(f"column {col!r} of {path} must hold {kind}; it has other values")
+    if integer and not empty.any() and np.isfinite(values).all():
+        return values.astype(np.int64)
+    return values
 
 
 def read_table(path, params=None):
@@ -254,8 +268,8 @@ def read_table(path, params=None):
 
     Columns are read as text and converted per column: integer codes for a
     size, numbers for bounds, and for a list of values, numbers when every
-    listed value is a number and text otherwise. Without ``params`` pandas
-    infers the types.
+    listed value is a number and text otherwise; an empty cell is a missing value.
+    Without ``params`` pandas infers the types.
 
     Parameters
     ----------
@@ -285,6 +299,7 @@ def read_table(path, params=None):
     >>> frame.to_dict("list"), dropped
     ({'a': [1, 0], 'b': ['x', 'y']}, ['extra'])
     """
+    import numpy as np
     import pandas as pd
 
     try:
@@ -306,8 +321,14 @@ def read_table(path, params=None):
             frame = pd.read_csv(io.StringIO(text))
         else:
             frame = pd.read_csv(io.StringIO(text), dtype=str, keep_default_na=False)
-    except (pd.errors.ParserError, pd.errors.EmptyDataError) as exc:
+    except pd.errors.EmptyDataError as exc:
         raise CLIError(f"{path} is not a readable CSV file: {exc}") from None
+    except pd.errors.ParserError:
+        # pandas names the offending line; the file is private, so this does not
+        raise CLIError(
+            f"{path} is not a readable CSV file: a row has the wrong number of fields or "
+            "broken quoting"
+        ) from None
     if len(frame) == 0:
         raise CLIError(f"{path} has a header but no data rows")
     if params is None:
@@ -332,10 +353,11 @@ def read_table(path, params=None):
                 integer = all(isinstance(v, int) for v in spec)
                 out[col] = _numbers(text, col, path, integer=integer)
             else:
-                out[col] = pd.Series(text, dtype=str)
+                values = pd.Series(text, dtype=str)
+                out[col] = values.where(values != "")
         else:  # bounds
             values = _numbers(text, col, path, integer=False)
-            whole = values == values.round()
+            whole = np.isfinite(values) & (values == values.round())
             out[col] = values.astype("int64") if whole.all() else values
     return pd.DataFrame(out, columns=columns), dropped
 
@@ -393,6 +415,8 @@ def _make_workload(args, params, n_marginals):
         k=args.k,
         n_marginals=n_marginals,
         max_cells=args.max_cells,
+        clip=args.clip,
+        handle_missing=args.handle_missing,
         random_state=args.seed,
     )
 
@@ -556,6 +580,14 @@ def _add_workload_options(parser, seed_help):
                        help="keep only marginals with at most C cells; 'n_rows' uses the row "
                             "count, as the paper does (default: no limit)")
     group.add_argument("--seed", type=_seed, default=None, help=seed_help)
+    group.add_argument("--handle-missing", type=_missing_columns, default="error",
+                       metavar="COLUMNS",
+                       help="columns that may hold missing values (empty cells), comma "
+                            "separated; each gets a missing code. 'error' (default): none "
+                            "may; 'category': every column may. Part of the public domain")
+    group.add_argument("--clip", action=argparse.BooleanOptionalAction, default=True,
+                       help="put numbers outside their bounds into the first or last bin "
+                            "(default); --no-clip stops with an error instead")
 
 
 def build_parser():

@@ -283,20 +283,17 @@ def load_coded_csv(csv_path, domain_path):
         values = pd.to_numeric(pd.Series(text, dtype=object), errors="coerce").to_numpy(
             dtype=float
         )
-        bad = ~np.isfinite(values) | (values != np.round(values))
-        if bad.any():
-            row = int(np.flatnonzero(bad)[0])
+        # the file is private: errors name the column and the problem, never a cell
+        if (~np.isfinite(values) | (values != np.round(values))).any():
             raise ValueError(
-                f"Column {col!r} of {csv_path} must hold integer codes; row {row} has "
-                f"{text[row]!r}."
+                f"Column {col!r} of {csv_path} must hold integer codes; it has other values "
+                "(empty, non-numeric or fractional)."
             )
         codes = values.astype(np.int64)
-        bad = (codes < 0) | (codes >= size)
-        if bad.any():
-            row = int(np.flatnonzero(bad)[0])
+        if ((codes < 0) | (codes >= size)).any():
             raise ValueError(
-                f"Column {col!r} of {csv_path}: code {codes[row]} in row {row} is outside "
-                f"its domain 0..{size - 1} (domain size {size})."
+                f"Column {col!r} of {csv_path} has codes outside its domain 0..{size - 1} "
+                f"(domain size {size})."
             )
         out[col] = codes
     return pd.DataFrame(out, columns=list(domain)), domain

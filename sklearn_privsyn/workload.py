@@ -95,13 +95,23 @@ class QueryWorkload(TransformerMixin, BaseEstimator):
         columns missing from the dict get 10 equal-width bins.
     bounds : dict, default=None
         Public bounds column -> ``(lo, hi)`` of numeric columns.
-    clip : bool, default=False
-        Clip numeric values outside their bounds into the first or last bin
-        instead of raising ``ValueError``.
-    handle_missing : {"error", "category"}, default="error"
-        ``"error"`` raises on missing values (NaN, None, NA). ``"category"``
-        gives every column one extra code, after the others, for missing
-        values (every column, so the domain does not depend on the data).
+    clip : bool, default=True
+        Numbers outside their column's bounds go into the first or last bin, silently: the declared bounds are the public
+        contract, and an error that depends on one row's value would itself
+        reveal something about that row. ``clip=False`` raises ``ValueError``
+        instead (the message names the column, never a value or a row).
+    handle_missing : {"error", "category"} or list of columns, default="error"
+        Which columns may hold missing values (NaN, None, NA). A list of
+        column names declares those columns missable: each gets one extra
+        code, after the others, for missing values, and a missing value in
+        any other column raises ``ValueError``. ``"error"`` declares none;
+        ``"category"`` declares every column (samples may then hold missing
+        values in columns that never had any). The declaration is part of
+        the public domain: it must not be read off the data.
+    other : dict, default=None
+        Column -> a value of its ``domain`` list that values outside the list
+        are encoded as (a declared catch-all category such as ``"Other"``).
+        Columns without one raise ``ValueError`` on values outside their list.
     random_state : int, RandomState instance or None, default=None
         Seed of the random choice of marginals.
 
@@ -172,7 +182,8 @@ class QueryWorkload(TransformerMixin, BaseEstimator):
         "bins": [Interval(Integral, 1, None, closed="left"), dict],
         "bounds": [dict, None],
         "clip": ["boolean"],
-        "handle_missing": [StrOptions({"error", "category"})],
+        "handle_missing": [StrOptions({"error", "category"}), list, tuple],
+        "other": [dict, None],
         "random_state": ["random_state"],
     }
 
@@ -186,8 +197,9 @@ class QueryWorkload(TransformerMixin, BaseEstimator):
         max_cells=None,
         bins=10,
         bounds=None,
-        clip=False,
+        clip=True,
         handle_missing="error",
+        other=None,
         random_state=None,
     ):
         self.domain = domain
@@ -199,13 +211,14 @@ class QueryWorkload(TransformerMixin, BaseEstimator):
         self.bounds = bounds
         self.clip = clip
         self.handle_missing = handle_missing
+        self.other = other
         self.random_state = random_state
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
         tags.input_tags.categorical = True
         tags.input_tags.string = True
-        tags.input_tags.allow_nan = self.handle_missing == "category"
+        tags.input_tags.allow_nan = self.handle_missing != "error"
         tags.transformer_tags.preserves_dtype = []
         return tags
 
@@ -249,7 +262,7 @@ class QueryWorkload(TransformerMixin, BaseEstimator):
 
         encoder, learned = TableEncoder.fit(
             X, domain=self.domain, bounds=self.bounds, bins=self.bins,
-            missing=self.handle_missing == "category", clip=self.clip,
+            missing=self._missable(), clip=self.clip, other=self.other,
         )
         self._warn_learned(learned)
         self.encoder_ = encoder
@@ -263,6 +276,12 @@ class QueryWorkload(TransformerMixin, BaseEstimator):
 
         self._fit_marginals(n_rows=X.shape[0])
         return self
+
+    def _missable(self):
+        """The columns that may be missing: True for every column."""
+        if isinstance(self.handle_missing, str):
+            return self.handle_missing == "category"
+        return list(self.handle_missing)
 
     @staticmethod
     def _warn_learned(learned):
@@ -369,8 +388,13 @@ class QueryWorkload(TransformerMixin, BaseEstimator):
         Raises
         ------
         ValueError
-            If a value lies outside its column's domain or is missing (with
-            ``handle_missing="error"``); the message names column and value.
+            If a column holds a value outside its domain (with no ``other``
+            category), a missing value (not declared in ``handle_missing``), a
+            string or an infinity where numbers are expected, or (with ``clip=False``) a
+            number outside its bounds. The message names the column and the
+            kind of problem, never a value or a row. Such an error depends on
+            the data, so it is outside the privacy guarantee: declare the
+            domain so that it cannot happen.
         """
         check_is_fitted(self)
         return self.encoder_.encode(self._as_frame(X))

@@ -282,11 +282,11 @@ def test_encoding_kinds_and_layout():
 
 def test_bin_edges_closed_last_bin_and_clip():
     X = pd.DataFrame({"x": [0.0, 1.999, 2.0, 10.0]})
-    wl = QueryWorkload(bounds={"x": (0, 10)}, bins=5, k=1).fit(X)
-    assert wl.encode(X)[:, 0].tolist() == [0, 0, 1, 4]
-    with pytest.raises(ValueError, match=r"'x'.*10\.5.*bounds"):
-        wl.encode(pd.DataFrame({"x": [10.5]}))
-    clipped = QueryWorkload(bounds={"x": (0, 10)}, bins=5, k=1, clip=True).fit(X)
+    strict = QueryWorkload(bounds={"x": (0, 10)}, bins=5, k=1, clip=False).fit(X)
+    assert strict.encode(X)[:, 0].tolist() == [0, 0, 1, 4]
+    with pytest.raises(ValueError, match=r"Column 'x' has values outside its bounds \[0, 10\]"):
+        strict.encode(pd.DataFrame({"x": [10.5]}))
+    clipped = QueryWorkload(bounds={"x": (0, 10)}, bins=5, k=1).fit(X)
     assert clipped.encode(pd.DataFrame({"x": [-3.0, 10.5]}))[:, 0].tolist() == [0, 4]
 
 
@@ -323,6 +323,32 @@ def test_handle_missing_category():
     assert back["x"].isna().tolist() == [False, False, True]
     np.testing.assert_array_equal(wl.encode(back), records)
     assert wl.get_feature_names_out()[2] == "s_nan"
+
+
+def test_handle_missing_list_gives_only_those_columns_a_missing_code():
+    X = pd.DataFrame({"s": ["a", None, "b", "a"], "i": [1, 0, 1, 0], "x": [0.5, 2.5, np.nan, 1.0]})
+    wl = QueryWorkload(domain={"s": ["a", "b"], "i": 2}, bounds={"x": (0, 3)}, bins=3, k=1,
+                       handle_missing=["s", "x"]).fit(X)
+    assert wl.domain_sizes_ == {"s": 3, "i": 2, "x": 4}
+    assert wl.encode(X).tolist() == [[0, 1, 0], [2, 0, 2], [1, 1, 3], [0, 0, 1]]
+    # a column not declared missable has no missing code, so samples never miss it
+    back = wl.decode(np.array([[2, 1, 3]] * 3), random_state=0)
+    assert back["i"].tolist() == [1, 1, 1] and back["i"].dtype == np.int64
+    assert back["s"].isna().all() and back["x"].isna().all()
+    with pytest.raises(ValueError, match=r"Column 'i' has missing values .*handle_missing"):
+        wl.encode(X.assign(i=[1, np.nan, 0, 0]))
+    assert wl.__sklearn_tags__().input_tags.allow_nan
+
+
+def test_other_category_takes_unknown_values():
+    X = pd.DataFrame({"s": ["a", "zz", "b", "Other"], "t": ["x", "y", "x", "y"]})
+    wl = QueryWorkload(domain={"s": ["a", "b", "Other"], "t": ["x", "y"]},
+                       other={"s": "Other"}, k=1).fit(X)
+    assert wl.encode(X)[:, 0].tolist() == [0, 2, 1, 2]
+    assert wl.encode(pd.DataFrame({"s": [7, "q"], "t": ["x", "x"]}))[:, 0].tolist() == [2, 2]
+    # columns without a declared "other" still raise, naming only the column
+    with pytest.raises(ValueError, match=r"Column 't' has values outside its domain"):
+        wl.encode(pd.DataFrame({"s": ["a"], "t": ["zz"]}))
 
 
 # ---------------------------------------------------------------- round trips
@@ -442,11 +468,16 @@ def test_inferred_domains():
         ({"domain": {"a": []}}, r"domain\['a'\] is empty"),
         ({"domain": {"a": [0, 1, 1]}}, r"'a'.*duplicates"),
         ({"domain": {"a": [0, None]}}, r"domain\['a'\] contains a missing value"),
-        ({"domain": {"a": 2}}, r"Column 'a'.*value 2 .*0\.\.1"),
-        ({"domain": {"a": [0, 1]}}, r"Column 'a' has value 2"),
+        ({"domain": {"a": 2}}, r"Column 'a' has values outside its domain of integer codes 0\.\.1"),
+        ({"domain": {"a": [0, 1]}}, r"Column 'a' has values outside its domain of 2 values"),
+        ({"domain": {"a": 3}, "other": {"a": 0}}, r"other\['a'\] needs the column's values"),
+        ({"domain": {"s": ["x", "y"]}, "other": {"s": "z"}}, r"other\['s'\] = 'z' is not one"),
+        ({"other": {"nope": 1}}, r"other names columns not in X: \['nope'\]"),
+        ({"handle_missing": ["nope"]}, r"handle_missing names columns not in X: \['nope'\]"),
         ({"domain": {"a": 3}, "bounds": {"a": (0, 3)}}, r"'a' is in domain and in bounds"),
         ({"bounds": {"a": (3, 0)}}, r"bounds\['a'\]"),
-        ({"bounds": {"a": (0, 1)}, "bins": 2}, r"Column 'a' has value 2 .*bounds"),
+        ({"bounds": {"a": (0, 1)}, "bins": 2, "clip": False},
+         r"Column 'a' has values outside its bounds \[0, 1\]"),
         ({"bins": {"a": [0, 2, 1]}}, r"bins\['a'\]"),
         ({"bins": {"a": [0, 3]}, "bounds": {"a": (0, 4)}}, r"bounds\['a'\].*disagrees"),
         ({"bounds": {"a": (0, 2)}, "bins": 5}, r"integer column 'a'.*fewer bins"),
@@ -477,8 +508,9 @@ def test_bad_params_rejected(params):
 
 def test_missing_values_raise_naming_column():
     X = pd.DataFrame({"a": [0, 1], "s": ["x", None]})
-    with pytest.raises(ValueError, match=r"Column 's' has missing values.*row 1"):
+    with pytest.raises(ValueError, match=r"Column 's' has missing values.*not declared") as err:
         QueryWorkload(domain={"a": 2, "s": ["x"]}, k=1).fit(X)
+    assert "row" not in str(err.value)
     with pytest.raises(ValueError, match=r"Column 'a' has missing values"):
         QueryWorkload(domain={"a": 2}, k=1).fit(pd.DataFrame({"a": [0.0, np.nan]}))
 
@@ -500,8 +532,12 @@ def test_transform_checks_columns_and_values():
         wl.transform(X[["a"]])
     with pytest.raises(ValueError, match=r"unexpected \['z'\]"):
         wl.transform(X.assign(z=1))
-    with pytest.raises(ValueError, match=r"Column 's' has value 'w'"):
-        wl.encode(pd.DataFrame({"a": [0], "s": ["w"]}))
+    with pytest.raises(ValueError, match=r"Column 's' has values outside its domain") as err:
+        wl.encode(pd.DataFrame({"a": [0], "s": ["wxyz"]}))
+    assert "wxyz" not in str(err.value)
+    with pytest.raises(ValueError, match=r"Column 'a' has non-numeric values") as err:
+        wl.encode(pd.DataFrame({"a": [0, "secret"], "s": ["x", "y"]}))
+    assert "secret" not in str(err.value) and "row" not in str(err.value)
     # column order is matched by name
     np.testing.assert_array_equal(wl.encode(X[["s", "a"]]), wl.encode(X))
     with pytest.raises(NotFittedError):
@@ -517,7 +553,7 @@ def test_clone_get_params_and_pickle():
     assert params["domain"] == {"a": 2} and params["random_state"] == 3
     assert set(params) == {
         "domain", "k", "marginals", "n_marginals", "max_cells", "bins", "bounds", "clip",
-        "handle_missing", "random_state",
+        "handle_missing", "other", "random_state",
     }
     cloned = clone(wl)
     assert cloned.get_params() == params and cloned is not wl
@@ -535,3 +571,10 @@ def test_sklearn_estimator_checks():
         results = check_estimator(QueryWorkload(k=1), on_fail=None)
     failed = [r["check_name"] for r in results if r["status"] == "failed"]
     assert failed == []
+
+
+def test_non_scalar_cells_are_an_error_naming_only_the_column():
+    X = pd.DataFrame({"a": ["x", ["secret", 1], "y"]})
+    with pytest.raises(TypeError, match=r"Column 'a' holds non-scalar values") as err:
+        QueryWorkload(domain={"a": ["x", "y"]}, k=1).fit(X)
+    assert "secret" not in str(err.value) and "row" not in str(err.value)

@@ -164,7 +164,7 @@ class OneHotLayout:
         if np.any(counts != 1):
             row, att = np.argwhere(counts != 1)[0]
             raise ValueError(
-                f"onehot row {row} has {counts[row, att]} ones in attribute {att}'s block "
+                f"onehot[{row}] has {counts[row, att]} ones in attribute {att}'s block "
                 "(exactly one expected)."
             )
         rows, cols = np.nonzero(ones)
@@ -234,7 +234,7 @@ class OracleProblem:
         empty = (lit >= 0).sum(axis=1) == 0
         if m and np.any(empty):
             i = int(np.argmax(empty))
-            raise ValueError(f"query {i} (row {i} of literals) has no literals.")
+            raise ValueError(f"query {i} (literals[{i}]) has no literals.")
 
         def vector(name, value, dtype, length):
             arr = np.asarray(value)
