@@ -64,8 +64,6 @@ class ColumnCoder:
     dtype: object
     missing: bool = False
 
-    kind = None
-
     @property
     def size(self):
         """Number of codes, the missing code included."""
@@ -80,8 +78,6 @@ class ColumnCoder:
                 f"Column {self.name!r} has missing values (NaN/None) but is not declared "
                 "missable: drop or impute them, or list the column in handle_missing."
             )
-        if _is_numeric_dtype(series.dtype):
-            _check_finite(self.name, series.to_numpy(dtype=float, na_value=np.nan))
         codes = self._encode_values(series, isna)
         if has_na:
             codes = np.where(isna, self.n_values, codes)
@@ -153,8 +149,6 @@ class CategoryCoder(ColumnCoder):
     categories: np.ndarray | None = None
     other: int | None = None
 
-    kind = "category"
-
     @classmethod
     def from_values(cls, name, values, dtype, missing=False, source="domain", other=None):
         """A coder for the listed ``values``; ``source`` names where they came from.
@@ -186,6 +180,8 @@ class CategoryCoder(ColumnCoder):
                    other=other_code)
 
     def _encode_values(self, series, isna):
+        if _is_numeric_dtype(series.dtype):  # an infinity is an error, not a category
+            _check_finite(self.name, series.to_numpy(dtype=float, na_value=np.nan))
         codes = pd.Index(self.categories, dtype=object).get_indexer(series.to_numpy(dtype=object))
         bad = (codes < 0) & ~isna
         if bad.any():
@@ -240,7 +236,6 @@ class CodeCoder(ColumnCoder):
     [2, 0]
     """
 
-    kind = "code"
 
     def _encode_values(self, series, isna):
         values = _numeric_values(self.name, series, isna)
@@ -302,8 +297,6 @@ class BinnedCoder(ColumnCoder):
     edges: np.ndarray | None = None  # length n_values + 1
     integer: bool = False  # decode to integers
     clip: bool = True
-
-    kind = "bins"
 
     @classmethod
     def from_spec(cls, name, series, bound, bin_spec, missing=False, clip=True):

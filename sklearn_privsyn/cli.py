@@ -109,11 +109,15 @@ def _probability(text):
     return value
 
 
-def _positive_int(text):
+def _whole_number(text):
     try:
-        value = int(text)
+        return int(text)
     except ValueError:
         raise argparse.ArgumentTypeError(f"expected a whole number; got {text!r}") from None
+
+
+def _positive_int(text):
+    value = _whole_number(text)
     if value < 1:
         raise argparse.ArgumentTypeError(f"must be at least 1; got {text!r}")
     return value
@@ -137,10 +141,7 @@ def _missing_columns(text):
 
 
 def _seed(text):
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a whole number; got {text!r}") from None
+    value = _whole_number(text)
     if not 0 <= value < 2**32:
         raise argparse.ArgumentTypeError(f"must be in 0..2**32-1; got {text!r}")
     return value

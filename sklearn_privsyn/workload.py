@@ -54,6 +54,11 @@ class QueryWorkload(TransformerMixin, BaseEstimator):
       raises a :class:`~sklearn_privsyn.exceptions.PrivacyLeakWarning`
       naming the columns: it is not covered by any privacy guarantee.
 
+    Each column kind is one coder in ``_coders.py``; the codes of a column
+    declared missable (``handle_missing``) end with one code for missing
+    values. An array's columns are named ``x0, x1, ...``, as in the
+    synthesizers, so one domain serves both.
+
     **Marginals.** With ``marginals=None`` the paper's protocol is used: all
     ``k``-subsets of the columns are enumerated in column order
     (``itertools.combinations``), those with at most ``max_cells`` cells (the
@@ -218,7 +223,7 @@ class QueryWorkload(TransformerMixin, BaseEstimator):
         tags = super().__sklearn_tags__()
         tags.input_tags.categorical = True
         tags.input_tags.string = True
-        tags.input_tags.allow_nan = self.handle_missing != "error"
+        tags.input_tags.allow_nan = bool(self._missable())
         tags.transformer_tags.preserves_dtype = []
         return tags
 
