@@ -578,3 +578,17 @@ def test_non_scalar_cells_are_an_error_naming_only_the_column():
     with pytest.raises(TypeError, match=r"Column 'a' holds non-scalar values") as err:
         QueryWorkload(domain={"a": ["x", "y"]}, k=1).fit(X)
     assert "secret" not in str(err.value) and "row" not in str(err.value)
+
+
+def test_arrays_get_the_synthesizers_column_names():
+    from sklearn_privsyn import MWEM
+
+    X = np.array([[0, "u"], [1, "v"], [1, "u"]], dtype=object)
+    domain = {"x0": 2, "x1": ["u", "v"]}
+    wl = QueryWorkload(domain=domain, k=2).fit(X)
+    assert wl.columns_ == ("x0", "x1") and not hasattr(wl, "feature_names_in_")
+    assert wl.encode(X).tolist() == [[0, 0], [1, 1], [1, 0]]
+    # the same domain means the same columns inside a synthesizer
+    est = MWEM(epsilon=1.0, workload=QueryWorkload(domain=domain, k=2), rounds=2,
+               random_state=0).fit(X)
+    assert est.workload_.columns_ == wl.columns_
