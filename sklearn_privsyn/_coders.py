@@ -322,7 +322,7 @@ class BinnedCoder(ColumnCoder):
                 if values.size == 0:
                     raise ValueError(
                         f"Column {name!r} has no finite values to learn bounds from; "
-                        "give bounds[{name!r}]."
+                        f"give bounds[{name!r}]."
                     )
                 lo, hi = float(values.min()), float(values.max())
                 learned = "bounds"

@@ -592,3 +592,9 @@ def test_arrays_get_the_synthesizers_column_names():
     est = MWEM(epsilon=1.0, workload=QueryWorkload(domain=domain, k=2), rounds=2,
                random_state=0).fit(X)
     assert est.workload_.columns_ == wl.columns_
+
+
+def test_all_missing_float_column_asks_for_its_bounds():
+    X = pd.DataFrame({"f": [np.nan, np.nan]})
+    with pytest.raises(ValueError, match=r"Column 'f' has no finite values .*bounds\['f'\]"):
+        QueryWorkload(k=1, handle_missing=["f"]).fit(X)
