@@ -283,7 +283,7 @@ class QueryWorkload(TransformerMixin, BaseEstimator):
         return self
 
     def _missable(self):
-        """The columns that may be missing: True for every column."""
+        """Columns that may be missing: True (every column), False (none) or a list."""
         if isinstance(self.handle_missing, str):
             return self.handle_missing == "category"
         return list(self.handle_missing)
