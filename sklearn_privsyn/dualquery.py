@@ -35,7 +35,7 @@ import numpy as np
 from sklearn.utils._param_validation import HasMethods, Interval, StrOptions
 
 from ._base import BaseSynthesizer
-from .privacy import exponential_mechanism_rho
+from .privacy import compose, exponential_mechanism_rho
 from .solvers import OracleProblem, SolverStats
 
 __all__ = [
@@ -70,11 +70,21 @@ def mw_draw_epsilon(learning_rate, t, n):
     return 2.0 * learning_rate * (t - 1) / n
 
 
+def _dualquery_cost(learning_rate, samples_per_round, n, rounds):
+    """zCDP the ledger charges for ``rounds`` DualQuery rounds, summed as it sums them."""
+    return compose(
+        (exponential_mechanism_rho(mw_draw_epsilon(learning_rate, t, n)), samples_per_round)
+        for t in range(2, rounds + 1)
+    )
+
+
 def dualquery_rounds(rho, learning_rate, samples_per_round, n):
     """Largest number of DualQuery rounds whose draws fit in ``rho`` zCDP.
 
     Round ``t`` costs ``s * (2 eta (t-1) / n)**2 / 8``, so ``T`` rounds cost
-    ``s eta**2 / (2 n**2) * sum_{t=1}^{T} (t-1)**2``.
+    ``s eta**2 / (2 n**2) * sum_{t=1}^{T} (t-1)**2``. The closed form gives a
+    first guess; the answer is then checked with the per-round costs summed
+    exactly as the ledger sums them, so the ``T`` rounds are never refused.
 
     Examples
     --------
@@ -85,11 +95,16 @@ def dualquery_rounds(rho, learning_rate, samples_per_round, n):
     if per <= 0:
         raise ValueError("learning_rate must be > 0")
     # sum_{t=1}^T (t-1)^2 = (T-1) T (2T-1) / 6 <= rho / per; start from the cube root.
-    limit = rho / per * (1 + 1e-12)
+    limit = rho / per
     T = max(1, int((3.0 * limit) ** (1.0 / 3.0)) + 2)
     while T > 1 and (T - 1) * T * (2 * T - 1) / 6.0 > limit:
         T -= 1
     while T * (T + 1) * (2 * T + 1) / 6.0 <= limit:
+        T += 1
+    # the closed form and the ledger's sum round differently: settle on the ledger's
+    while T > 1 and _dualquery_cost(learning_rate, samples_per_round, n, T) > rho:
+        T -= 1
+    while _dualquery_cost(learning_rate, samples_per_round, n, T + 1) <= rho:
         T += 1
     return T
 
@@ -178,19 +193,33 @@ def rejection_step_rho(learning_rate, gamma, n, accounting="bounded_range"):
 # ---------------------------------------------------------------------------
 
 
-def _draw(log_weights, size, rng):
-    """``size`` independent draws with probability proportional to ``exp(log_weights)``.
+def _draw(scores, epsilon, sensitivity, size, rng):
+    """``size`` independent exponential-mechanism draws: index ``i`` with probability
+    proportional to ``exp(epsilon * scores[i] / (2 sensitivity))``.
 
-    Inverse-CDF sampling: the same distribution as the Gumbel-max
-    :func:`~sklearn_privsyn.privacy.exponential_mechanism`, at ``O(m + size log m)``
-    instead of ``O(m size)``.
+    Each draw costs ``exponential_mechanism_rho(epsilon)`` when the scores
+    have sensitivity at most ``sensitivity``. Inverse-CDF sampling: the same
+    distribution as the Gumbel-max
+    :func:`~sklearn_privsyn.privacy.exponential_mechanism`, at
+    ``O(m + size log m)`` instead of ``O(m size)``.
     """
     if size == 0:
         return np.empty(0, dtype=np.intp)
+    log_weights = np.asarray(scores, dtype=float) * (epsilon / (2.0 * sensitivity))
     p = np.exp(log_weights - log_weights.max())
     cdf = np.cumsum(p)
     u = rng.uniform(0.0, cdf[-1], size=size)
     return np.minimum(np.searchsorted(cdf, u, side="right"), len(p) - 1).astype(np.intp)
+
+
+def _mw_draw_args(cumulative, learning_rate, t, n):
+    """(scores, epsilon, sensitivity) of a draw from round ``t``'s MW distribution.
+
+    The score ``sum_{i<t} (q(D) - q(x^i))`` over the ``2 Q`` queries (a
+    negation's is minus its query's) moves by at most ``(t - 1) / n``.
+    """
+    scores = np.concatenate([cumulative, -cumulative])
+    return scores, mw_draw_epsilon(learning_rate, t, n), (t - 1) / n
 
 
 def acceptance_probabilities(gains, learning_rate, gamma):
@@ -209,20 +238,27 @@ def acceptance_probabilities(gains, learning_rate, gamma):
 
 
 def _keep(sample, gains, learning_rate, gamma, rng):
-    """The accept/reject steps: a boolean mask over ``sample`` (one coin each)."""
+    """The accept/reject steps: a boolean mask over ``sample`` (one coin each).
+
+    Each coin costs :func:`rejection_step_rho` when every gain moves by at
+    most ``1 / n`` between neighbouring tables.
+    """
     p = acceptance_probabilities(np.asarray(gains)[sample], learning_rate, gamma)
     return rng.random(len(sample)) < p
 
 
-def rejection_resample(sample, gains, new_log_weights, learning_rate, gamma, rng):
+def rejection_resample(sample, gains, learning_rate, gamma, rng, draw_fresh):
     """Turn a sample from ``Q`` into a sample from the MW update ``P`` of ``Q``.
 
     ``P(q) ∝ Q(q) exp(eta g(q))``. Each element of ``sample`` (i.i.d. from
     ``Q``) is kept with probability ``exp(eta (g - 1) - gamma) = M P(q) / Q(q)``
     for a constant ``M``; conditioned on being kept it is distributed as ``P``
-    (the paper's Lemma Rejection Sampling Accuracy). Every rejected element is
-    replaced by a fresh draw from ``P`` (``exp(new_log_weights)``), so the
-    result is ``len(sample)`` i.i.d. draws from ``P``, with no failure event.
+    (the paper's Lemma Rejection Sampling Accuracy). The rejected elements
+    are replaced by ``draw_fresh(n_rejected)``, fresh draws from ``P``: with
+    all of them the result is ``len(sample)`` i.i.d. draws from ``P``, with no
+    failure event; with fewer (DQRS's last round, when the budget runs out)
+    it is a shorter i.i.d. sample. This is the one implementation of DQRS's
+    rejection step.
 
     Parameters
     ----------
@@ -230,32 +266,39 @@ def rejection_resample(sample, gains, new_log_weights, learning_rate, gamma, rng
         Candidate indices drawn from ``Q``.
     gains : ndarray of float, shape (m,)
         ``g(q)`` in ``[-1, 1]`` for every candidate.
-    new_log_weights : ndarray of float, shape (m,)
-        Log of ``P`` up to a constant.
     learning_rate, gamma : float
     rng : numpy.random.Generator
+        Source of the accept/reject coins.
+    draw_fresh : callable
+        ``draw_fresh(n_rejected)`` returns at most ``n_rejected`` indices
+        drawn from ``P`` (and, in DQRS, charges the ledger for them first).
 
     Returns
     -------
     new_sample : ndarray of int
         Kept elements followed by the fresh draws.
-    n_fresh : int
-        Number of fresh draws (rejections).
+    n_rejected : int
+        Number of rejections.
 
     Examples
     --------
     >>> rng = np.random.default_rng(0)
     >>> gains = np.array([0.5, -0.5, 0.0])
-    >>> new, n_fresh = rejection_resample(np.array([0, 1, 2, 0]), gains, 0.3 * gains,
-    ...                                   0.3, 0.1, rng)
-    >>> len(new), 0 <= n_fresh <= 4
+    >>> new, n_rejected = rejection_resample(
+    ...     np.array([0, 1, 2, 0]), gains, 0.3, 0.1, rng,
+    ...     lambda k: rng.choice(3, size=k, p=np.exp(0.3 * gains) / np.exp(0.3 * gains).sum()))
+    >>> len(new), 0 <= n_rejected <= 4
     (4, True)
     """
     sample = np.asarray(sample, dtype=np.intp)
     kept = sample[_keep(sample, gains, learning_rate, gamma, rng)]
-    n_fresh = int(len(sample) - len(kept))
-    fresh = _draw(np.asarray(new_log_weights, dtype=float), n_fresh, rng)
-    return np.concatenate([kept, fresh]), n_fresh
+    n_rejected = int(len(sample) - len(kept))
+    fresh = np.asarray(draw_fresh(n_rejected), dtype=np.intp)
+    if len(fresh) > n_rejected:
+        raise ValueError(
+            f"draw_fresh({n_rejected}) returned {len(fresh)} draws, more than asked"
+        )
+    return np.concatenate([kept, fresh]), n_rejected
 
 
 # ---------------------------------------------------------------------------
@@ -435,9 +478,6 @@ class _DualSynthesizer(BaseSynthesizer):
 
         return tqdm(total=total, desc=type(self).__name__, unit="round")
 
-    @staticmethod
-    def _log_weights(cumulative, eta):
-        return eta * np.concatenate([cumulative, -cumulative])
 
 
 class DualQuery(_DualSynthesizer):
@@ -576,7 +616,7 @@ class DualQuery(_DualSynthesizer):
         if not self.ledger_.can_afford(rho, s):
             return None
         self.ledger_.charge("exponential_mechanism", rho, s)
-        return _draw(self._log_weights(cumulative, eta), s, rng)
+        return _draw(*_mw_draw_args(cumulative, eta, t, n), s, rng)
 
 
 class DQRS(_DualSynthesizer):
@@ -738,22 +778,27 @@ class DQRS(_DualSynthesizer):
         # A round needs its accept/reject steps and at least one fresh draw.
         if not self.ledger_.can_afford(m * rho_rs + rho_fresh):
             return None
-        log_weights = self._log_weights(cumulative, eta)
+        draw_args = _mw_draw_args(cumulative, eta, t, n)
+
+        def draw_fresh(n_rejected):
+            # Replace every rejection while the budget lasts (all of them unless
+            # this is the last round); a short sample is still i.i.d. from Q^{t}.
+            n_fresh = min(n_rejected, self._affordable(rho_fresh, n_rejected))
+            if n_fresh:
+                self.ledger_.charge("exponential_mechanism", rho_fresh, n_fresh)
+            self._fresh.append(n_fresh)
+            return _draw(*draw_args, n_fresh, rng)
+
         if math.isinf(gamma):
-            kept, n_rejected = sample[:0], m
+            new = draw_fresh(m)
         else:
             self.ledger_.charge("rejection_sampling", rho_rs, m)
-            accept = _keep(sample, np.concatenate([gains, -gains]), eta, gamma, rng)
-            kept, n_rejected = sample[accept], int(m - accept.sum())
-        # Replace every rejection while the budget lasts (all of them unless
-        # this is the last round); a short sample is still i.i.d. from Q^{t}.
-        n_fresh = min(n_rejected, self._affordable(rho_fresh, n_rejected))
-        if n_fresh:
-            self.ledger_.charge("exponential_mechanism", rho_fresh, n_fresh)
-        new = np.concatenate([kept, _draw(log_weights, n_fresh, rng)])
+            new, _ = rejection_resample(
+                sample, np.concatenate([gains, -gains]), eta, gamma, rng, draw_fresh
+            )
         if len(new) == 0:
+            self._fresh.pop()
             return None
-        self._fresh.append(n_fresh)
         self._gammas.append(gamma)
         return new
 

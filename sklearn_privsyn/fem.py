@@ -22,11 +22,14 @@ from sklearn.utils._param_validation import HasMethods, Interval, StrOptions
 
 from ._base import BaseSynthesizer
 from .privacy import (
+    compose,
     exponential_mechanism,
+    exponential_mechanism_epsilon,
     exponential_mechanism_rho,
     gaussian_mechanism,
     gaussian_mechanism_rho,
     gaussian_sigma,
+    split_budget,
 )
 from .solvers import OracleProblem, SolverStats, get_oracle
 from .solvers._session import open_session
@@ -140,21 +143,31 @@ class _FTPLSynthesizer(BaseSynthesizer):
 
     # -- schedule -----------------------------------------------------------------
     def _schedule(self, n, n_candidates):
-        """(epsilon_0, rounds) from the parameters and the budget; uses public n only."""
+        """(epsilon_0, rounds) from the parameters and the budget; uses public n only.
+
+        ``rounds`` charges of ``exponential_mechanism_rho(epsilon_0)`` never
+        exceed the rounds' budget, by any rounding (:func:`split_budget`).
+        """
         if self.round_epsilon is not None and self.rounds is not None:
             raise ValueError("give at most one of rounds and round_epsilon")
-        budget = self.rho_ * (1.0 - self.measure_share)
+        budget = self.rho_ * (1.0 - self.measure_share)  # <= rho_: the factor is <= 1
         if self.round_epsilon is not None:
             eps0 = float(self.round_epsilon)
-            rounds = int(math.floor(budget / exponential_mechanism_rho(eps0) * (1 + 1e-12)))
+            round_rho = exponential_mechanism_rho(eps0)
+            rounds = int(math.floor(budget / round_rho))
+            while rounds >= 1 and compose([(round_rho, rounds)]) > budget:
+                rounds -= 1
+            while compose([(round_rho, rounds + 1)]) <= budget:
+                rounds += 1
             if rounds < 1:
                 raise ValueError(
-                    f"round_epsilon={eps0} costs {exponential_mechanism_rho(eps0):.3g} zCDP a "
+                    f"round_epsilon={eps0} costs {round_rho:.3g} zCDP a "
                     f"round, more than the budget for rounds rho={budget:.3g}"
                 )
             return eps0, rounds
         rounds = self.rounds or default_rounds(n, budget, n_candidates)
-        return math.sqrt(8.0 * budget / rounds), rounds
+        (round_rho,) = split_budget(budget, [rounds])
+        return exponential_mechanism_epsilon(round_rho), rounds
 
     def _noise_scale(self, rounds):
         if self.noise_scale is not None:
@@ -243,8 +256,7 @@ class _FTPLSynthesizer(BaseSynthesizer):
         cells = np.unique(np.where(ids >= n_queries, ids - n_queries, ids))
         per_marginal = np.bincount(workload.marginal_of_query_[cells])
         sensitivity = math.sqrt(np.minimum(per_marginal, 2).sum()) / n
-        rho = self.rho_ - self.ledger_.rho_spent
-        sigma = gaussian_sigma(sensitivity, rho)
+        sigma = gaussian_sigma(sensitivity, self.ledger_.rho_remaining)
         self.ledger_.charge("gaussian_mechanism", gaussian_mechanism_rho(sensitivity, sigma))
         # PRIVATE: true answers of the chosen cells, read only through the mechanism.
         noisy = gaussian_mechanism(true_answers[cells], sensitivity, sigma, rng)

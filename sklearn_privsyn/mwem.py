@@ -21,6 +21,7 @@ from .privacy import (
     gaussian_mechanism,
     gaussian_mechanism_rho,
     gaussian_sigma,
+    split_budget,
 )
 
 __all__ = ["MWEM", "mwem_default_rounds"]
@@ -185,10 +186,11 @@ class MWEM(BaseSynthesizer):
         n = records.shape[0]
         Q = workload.n_queries_
         T = self.rounds or mwem_default_rounds(n, self.rho_, domain_size, 2 * Q)
-        round_rho = self.rho_ / T * (1.0 - 1e-9)  # keep float rounding under the budget
-        rho_sel = self.selection_share * round_rho
+        rho_sel, rho_meas = split_budget(
+            self.rho_, [T, T], [self.selection_share, 1.0 - self.selection_share]
+        )
         eps_sel = exponential_mechanism_epsilon(rho_sel)
-        sigma = gaussian_sigma(1.0 / n, (1.0 - self.selection_share) * round_rho)
+        sigma = gaussian_sigma(1.0 / n, rho_meas)
         rho_sel = exponential_mechanism_rho(eps_sel)
         rho_meas = gaussian_mechanism_rho(1.0 / n, sigma)
 

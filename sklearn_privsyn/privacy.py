@@ -28,17 +28,20 @@ Mechanisms
 
 import math
 import numbers
+from fractions import Fraction
 from typing import NamedTuple
 
 import numpy as np
 from scipy import optimize
 
+from ._random import make_generator
 from .exceptions import BudgetExceededError
 
 __all__ = [
     "LedgerEntry",
     "PrivacyLedger",
     "cks_delta",
+    "compose",
     "epsilon_to_rho",
     "exponential_mechanism",
     "exponential_mechanism_epsilon",
@@ -47,13 +50,11 @@ __all__ = [
     "gaussian_mechanism_rho",
     "gaussian_sigma",
     "rho_to_epsilon",
+    "split_budget",
 ]
 
 _METHODS = ("cks", "classic")
 
-# Relative slack allowed when a charge meets the budget: T charges of budget/T
-# must fit although their floating-point sum can exceed the budget by a few ulps.
-_BUDGET_RTOL = 1e-9
 # Relative tolerance of the root finders.
 _RTOL = 4 * np.finfo(float).eps
 # Range of rho over which the CKS conversion is evaluated without overflow.
@@ -104,18 +105,6 @@ def _check_method(method):
 
 def _check_delta(delta):
     return _check_real(delta, "delta", low=0.0, low_inclusive=False, high=1.0)
-
-
-def _check_rng(rng):
-    if isinstance(rng, np.random.Generator):
-        return rng
-    if rng is None or (
-        isinstance(rng, numbers.Integral) and not isinstance(rng, (bool, np.bool_))
-    ):
-        return np.random.default_rng(rng)
-    raise TypeError(
-        f"rng must be a numpy.random.Generator, an int seed or None, got {rng!r}."
-    )
 
 
 # --------------------------------------------------------------------------
@@ -227,25 +216,39 @@ def _classic_rho(epsilon, log_inv_delta):
 
 
 def _step_to_safe(meets, x, safe):
-    """The point nearest ``x``, between ``x`` and ``safe``, where ``meets`` holds.
+    """The boundary point of ``meets`` nearest ``x``, on the side where it holds.
 
-    ``meets`` is monotone along the segment and ``meets(safe)`` is true. Used
-    to round a root found by a solver toward the safe side, so that the
-    returned conversion holds as computed in floating point.
+    ``meets`` is monotone along the line through ``x`` and ``safe`` and
+    ``meets(safe)`` is true. Used to settle a root found by a solver to
+    floating-point precision: if ``meets(x)`` fails, the result is the
+    nearest point toward ``safe`` where it holds (so the conversion holds as
+    computed); if it holds, the result moves away from ``safe`` as long as it
+    keeps holding (so the conversion is as tight as it can be certified).
     """
-    if meets(x):
-        return x
-    bad, good = x, safe
+    toward = 1.0 if safe > x else -1.0
     step = _RTOL * max(abs(x), 1e-300)
-    while True:  # gallop away from x, then bisect
-        cand = x + step if safe > x else x - step
-        if (cand >= safe) if safe > x else (cand <= safe):
-            break
-        if meets(cand):
+    if meets(x):
+        good, bad = x, None
+        while True:  # gallop away from safe while meets holds
+            cand = x - toward * step
+            if not meets(cand):
+                bad = cand
+                break
             good = cand
-            break
-        bad = cand
-        step *= 2.0
+            step *= 2.0
+            if step > abs(x) * 1e-6:  # far beyond any rounding error: stop
+                return good
+    else:
+        bad, good = x, safe
+        while True:  # gallop toward safe, then bisect
+            cand = x + toward * step
+            if (cand - safe) * toward >= 0:
+                break
+            if meets(cand):
+                good = cand
+                break
+            bad = cand
+            step *= 2.0
     while True:
         mid = 0.5 * bad + 0.5 * good
         if mid == bad or mid == good:
@@ -413,9 +416,11 @@ def exponential_mechanism_rho(epsilon):
 
 
 def exponential_mechanism_epsilon(rho):
-    """Exponential-mechanism parameter that costs ``rho`` zCDP: ``sqrt(8 rho)``.
+    """Largest exponential-mechanism parameter that costs at most ``rho`` zCDP.
 
-    The inverse of :func:`exponential_mechanism_rho`.
+    The inverse of :func:`exponential_mechanism_rho`, ``sqrt(8 rho)``, rounded
+    down where needed so that ``exponential_mechanism_rho(result) <= rho``
+    holds in floating point.
 
     Parameters
     ----------
@@ -430,10 +435,13 @@ def exponential_mechanism_epsilon(rho):
     --------
     >>> from sklearn_privsyn.privacy import exponential_mechanism_epsilon
     >>> exponential_mechanism_epsilon(0.005)
-    0.2
+    0.19999999999999998
     """
     rho = _check_real(rho, "rho", low=0.0)
-    return math.sqrt(8.0 * rho)
+    epsilon = math.sqrt(8.0 * rho)
+    while epsilon * epsilon / 8.0 > rho:
+        epsilon = math.nextafter(epsilon, 0.0)
+    return epsilon
 
 
 def exponential_mechanism(scores, epsilon, sensitivity, rng):
@@ -456,8 +464,9 @@ def exponential_mechanism(scores, epsilon, sensitivity, rng):
         Privacy parameter, ``> 0`` and finite.
     sensitivity : float
         Sensitivity of the scores, ``> 0`` and finite.
-    rng : numpy.random.Generator, int or None
-        Source of randomness; an int seeds ``numpy.random.default_rng``.
+    rng : numpy.random.Generator, RandomState, int or None
+        Source of randomness, normalised by the package's one rule
+        (:func:`sklearn_privsyn._random.make_generator`).
 
     Returns
     -------
@@ -472,7 +481,7 @@ def exponential_mechanism(scores, epsilon, sensitivity, rng):
     epsilon = _check_real(epsilon, "epsilon", low=0.0, low_inclusive=False)
     sensitivity = _check_real(sensitivity, "sensitivity", low=0.0,
                               low_inclusive=False)
-    rng = _check_rng(rng)
+    rng = make_generator(rng, "rng")
     scores = np.asarray(scores, dtype=float)
     if scores.ndim != 1 or scores.size == 0:
         raise ValueError(
@@ -524,9 +533,11 @@ def gaussian_mechanism_rho(sensitivity, sigma):
 
 
 def gaussian_sigma(sensitivity, rho):
-    """Noise scale whose Gaussian mechanism costs ``rho``: ``sensitivity / sqrt(2 rho)``.
+    """Smallest noise scale whose Gaussian mechanism costs at most ``rho`` zCDP.
 
-    The inverse of :func:`gaussian_mechanism_rho`.
+    The inverse of :func:`gaussian_mechanism_rho`, ``sensitivity / sqrt(2
+    rho)``, rounded up where needed so that ``gaussian_mechanism_rho(
+    sensitivity, result) <= rho`` holds in floating point.
 
     Parameters
     ----------
@@ -547,7 +558,12 @@ def gaussian_sigma(sensitivity, rho):
     """
     sensitivity = _check_real(sensitivity, "sensitivity", low=0.0)
     rho = _check_real(rho, "rho", low=0.0, low_inclusive=False)
-    return sensitivity / math.sqrt(2.0 * rho)
+    sigma = sensitivity / math.sqrt(2.0 * rho)
+    if sensitivity == 0.0:
+        return sigma
+    while sensitivity * sensitivity / (2.0 * sigma * sigma) > rho:
+        sigma = math.nextafter(sigma, math.inf)
+    return sigma
 
 
 def gaussian_mechanism(values, sensitivity, sigma, rng):
@@ -565,8 +581,9 @@ def gaussian_mechanism(values, sensitivity, sigma, rng):
         documented here; the noise depends on ``sigma`` only).
     sigma : float
         Standard deviation of the noise, ``> 0`` and finite.
-    rng : numpy.random.Generator, int or None
-        Source of randomness; an int seeds ``numpy.random.default_rng``.
+    rng : numpy.random.Generator, RandomState, int or None
+        Source of randomness, normalised by the package's one rule
+        (:func:`sklearn_privsyn._random.make_generator`).
 
     Returns
     -------
@@ -580,11 +597,119 @@ def gaussian_mechanism(values, sensitivity, sigma, rng):
     """
     _check_real(sensitivity, "sensitivity", low=0.0)
     sigma = _check_real(sigma, "sigma", low=0.0, low_inclusive=False)
-    rng = _check_rng(rng)
+    rng = make_generator(rng, "rng")
     values = np.asarray(values, dtype=float)
     if not np.all(np.isfinite(values)):
         raise ValueError("values must be finite; got NaN or infinite entries.")
     return values + rng.normal(0.0, sigma, size=values.shape)
+
+
+# --------------------------------------------------------------------------
+# Composition and budget plans
+# --------------------------------------------------------------------------
+
+
+def _exact_total(charges):
+    """``sum(rho * count)`` in exact rational arithmetic (floats are dyadic rationals)."""
+    return sum((Fraction(rho) * count for rho, count in charges), Fraction(0))
+
+
+def _round_up(value):
+    """The smallest float ``>= value`` (a rational)."""
+    out = float(value)
+    if Fraction(out) < value:
+        out = math.nextafter(out, math.inf)
+    return out
+
+
+def compose(charges):
+    """Total zCDP of ``(rho, count)`` charges, ``sum(rho * count)``, rounded up.
+
+    zCDP composes by addition. The sum is computed exactly (every float is a
+    rational number) and rounded up to the next float, so it is never below
+    the true total whatever the order or the number of charges, and, for a
+    float ``budget``, ``compose(charges) <= budget`` holds exactly when the
+    true total is within the budget. :class:`PrivacyLedger` adds its
+    charges the same way.
+
+    Parameters
+    ----------
+    charges : iterable of (float, int)
+        Cost of one run and number of runs.
+
+    Returns
+    -------
+    rho : float
+
+    Examples
+    --------
+    >>> from sklearn_privsyn.privacy import compose
+    >>> compose([(0.25, 2), (0.125, 4)])
+    1.0
+    >>> compose([(0.1 / 7, 7)]) > 0.1  # seven sevenths of 0.1 add up to more
+    True
+    """
+    return _round_up(_exact_total(charges))
+
+
+def split_budget(rho, counts, shares=None):
+    """Per-run costs for parts of a plan whose total never exceeds ``rho``.
+
+    Part ``i`` is a mechanism run ``counts[i]`` times at the same cost; it
+    gets the share ``shares[i]`` of ``rho`` (equal shares by default), so
+    its per-run cost is about ``rho * shares[i] / counts[i]``. The costs are
+    then rounded down, together, until ``compose(zip(costs, counts)) <=
+    rho``: their exact sum is within the budget, so the plan never asks the
+    ledger for more than it holds, by any rounding. Turn a cost into a mechanism's
+    parameter with :func:`exponential_mechanism_epsilon` or
+    :func:`gaussian_sigma`, which round on the safe side too.
+
+    Parameters
+    ----------
+    rho : float
+        Budget to split, ``>= 0`` and finite.
+    counts : sequence of int
+        Runs of each part, each ``>= 1``.
+    shares : sequence of float, default=None
+        Non-negative weights of the parts (normalised to sum to one);
+        ``None`` gives every part the same share.
+
+    Returns
+    -------
+    costs : tuple of float
+        One per-run cost per part.
+
+    Examples
+    --------
+    >>> from sklearn_privsyn.privacy import compose, split_budget
+    >>> costs = split_budget(0.1, [3])  # three rounds of a tenth
+    >>> costs[0] * 3 <= 0.1
+    True
+    >>> sel, meas = split_budget(0.1, [10, 10], shares=[0.3, 0.7])
+    >>> compose([(sel, 10), (meas, 10)]) <= 0.1
+    True
+    """
+    rho = _check_real(rho, "rho", low=0.0)
+    counts = [_check_count(c) for c in counts]
+    if not counts:
+        raise ValueError("counts must name at least one part.")
+    if shares is None:
+        shares = [1.0] * len(counts)
+    shares = [_check_real(w, "shares", low=0.0) for w in shares]
+    if len(shares) != len(counts):
+        raise ValueError(
+            f"shares has {len(shares)} entries but counts has {len(counts)}."
+        )
+    total_share = math.fsum(shares)
+    if total_share <= 0.0:
+        raise ValueError("shares must not all be zero.")
+    costs = [rho * (w / total_share) / c for w, c in zip(shares, counts)]
+    shave = 1.0
+    while compose(zip(costs, counts)) > rho:
+        # a few ulps at a time: the first pass is off by rounding only
+        shave *= 1.0 - 4.0 * np.finfo(float).eps
+        costs = [rho * (w / total_share) / c * shave for w, c in zip(shares, counts)]
+    return tuple(costs)
 
 
 # --------------------------------------------------------------------------
@@ -614,12 +739,13 @@ class PrivacyLedger:
 
     Notes
     -----
-    A charge is refused, with nothing recorded, when the new total would
-    exceed ``rho_budget * (1 + 1e-9)``. The relative slack of ``1e-9`` lets
-    ``T`` charges of ``rho_budget / T`` fit although their floating-point sum
-    may be a few ulps above the budget. :attr:`rho_spent` and
-    :meth:`epsilon` report the amount actually charged, never the budget, so
-    the reported guarantee stays exact.
+    A charge is refused, with nothing recorded, when the new total
+    (:func:`compose` of every entry) would exceed ``rho_budget``, by any
+    amount: there is no slack for rounding. Plans that split the budget
+    into equal parts should use :func:`split_budget`, whose parts fit by
+    construction (``T`` charges of ``rho_budget / T`` can sum to a few ulps
+    more than the budget, and are refused). :attr:`rho_spent` and
+    :meth:`epsilon` report the amount actually charged, never the budget.
 
     Examples
     --------
@@ -641,6 +767,7 @@ class PrivacyLedger:
         self._rho_budget = _check_real(rho_budget, "rho_budget", low=0.0,
                                        allow_inf=True)
         self._counts = {}  # (mechanism, rho) -> count, insertion-ordered
+        self._exact_spent = Fraction(0)  # the true total; rho_spent rounds it up
         self._rho_spent = 0.0
 
     @property
@@ -650,32 +777,32 @@ class PrivacyLedger:
 
     @property
     def rho_spent(self):
-        """zCDP charged so far (float)."""
+        """zCDP charged so far: the exact sum of the charges, rounded up (float)."""
         return self._rho_spent
 
     @property
     def rho_remaining(self):
-        """``rho_budget - rho_spent``, never negative."""
-        return max(0.0, self._rho_budget - self._rho_spent)
+        """The largest single charge the ledger still accepts (about ``rho_budget - rho_spent``).
+
+        Rounded down where needed, so ``can_afford(rho_remaining)`` always holds.
+        """
+        if math.isinf(self._rho_budget):
+            return math.inf
+        remaining = max(0.0, float(Fraction(self._rho_budget) - self._exact_spent))
+        while remaining > 0.0 and not self.can_afford(remaining):
+            remaining = math.nextafter(remaining, 0.0)
+        return remaining
 
     @property
     def entries(self):
         """Tuple of :class:`LedgerEntry`, in order of first charge."""
         return tuple(LedgerEntry(m, r, c) for (m, r), c in self._counts.items())
 
-    def _counts_with(self, mechanism, rho, count):
-        counts = dict(self._counts)
-        key = (mechanism, rho)
-        counts[key] = counts.get(key, 0) + count
-        return counts
-
-    @staticmethod
-    def _total(counts):
-        # One rounding per entry, then an exactly rounded sum.
-        return math.fsum(r * c for (_, r), c in counts.items())
+    def _total_with(self, rho, count):
+        return self._exact_spent + _exact_total([(rho, count)])
 
     def _fits(self, total):
-        return total <= self._rho_budget * (1.0 + _BUDGET_RTOL)
+        return math.isinf(self._rho_budget) or total <= Fraction(self._rho_budget)
 
     def can_afford(self, rho, count=1):
         """Whether ``count`` charges of ``rho`` fit in the remaining budget.
@@ -693,7 +820,7 @@ class PrivacyLedger:
         """
         rho = _check_real(rho, "rho", low=0.0)
         count = _check_count(count)
-        return self._fits(self._total(self._counts_with(None, rho, count)))
+        return self._fits(self._total_with(rho, count))
 
     def charge(self, mechanism, rho, count=1):
         """Record ``count`` runs of ``mechanism`` costing ``rho`` each.
@@ -710,7 +837,8 @@ class PrivacyLedger:
         Raises
         ------
         BudgetExceededError
-            If the total would exceed the budget; nothing is recorded.
+            If the exact total would exceed the budget by any amount; nothing
+            is recorded.
         """
         if not isinstance(mechanism, str) or not mechanism:
             raise TypeError(
@@ -718,16 +846,17 @@ class PrivacyLedger:
             )
         rho = _check_real(rho, "rho", low=0.0)
         count = _check_count(count)
-        counts = self._counts_with(mechanism, rho, count)
-        total = self._total(counts)
+        total = self._total_with(rho, count)
         if not self._fits(total):
             raise BudgetExceededError(
                 f"charging {count} x rho={rho!r} for {mechanism!r} would spend "
-                f"rho={total!r}, more than the budget rho_budget="
+                f"rho={_round_up(total)!r}, more than the budget rho_budget="
                 f"{self._rho_budget!r} (already spent {self._rho_spent!r})."
             )
-        self._counts = counts
-        self._rho_spent = total
+        key = (mechanism, rho)
+        self._counts[key] = self._counts.get(key, 0) + count
+        self._exact_spent = total
+        self._rho_spent = _round_up(total)
 
     def epsilon(self, delta, method="cks"):
         """Epsilon spent so far at ``delta``: ``rho_to_epsilon(rho_spent, delta, method)``.

@@ -1,5 +1,6 @@
 import math
 import warnings
+from fractions import Fraction
 
 import numpy as np
 import pandas as pd
@@ -13,6 +14,7 @@ from sklearn_privsyn.privacy import (
     LedgerEntry,
     PrivacyLedger,
     cks_delta,
+    compose,
     epsilon_to_rho,
     exponential_mechanism,
     exponential_mechanism_epsilon,
@@ -21,6 +23,7 @@ from sklearn_privsyn.privacy import (
     gaussian_mechanism_rho,
     gaussian_sigma,
     rho_to_epsilon,
+    split_budget,
 )
 
 ADULT_DELTA = 1 / 48842**2
@@ -292,6 +295,7 @@ def test_exponential_mechanism_rho_is_bounded_range_cost(eps):
 def test_exponential_mechanism_rho_known_value():
     assert exponential_mechanism_rho(0.2) == pytest.approx(0.005)
     assert exponential_mechanism_epsilon(0.005) == pytest.approx(0.2)
+    assert exponential_mechanism_rho(exponential_mechanism_epsilon(0.005)) <= 0.005
 
 
 @pytest.mark.parametrize("sensitivity, sigma, rho", [(1.0, 5.0, 0.02), (0.5, 1.0, 0.125), (2.0, 0.1, 200.0)])
@@ -368,8 +372,12 @@ def test_exponential_mechanism_rng_types():
         scores, 1.0, 1.0, np.random.default_rng(42)
     )
     assert isinstance(exponential_mechanism(scores, 1.0, 1.0, 0), int)
-    with pytest.raises(TypeError, match="rng must be"):
-        exponential_mechanism(scores, 1.0, 1.0, np.random.RandomState(0))
+    # the package's one rule (make_generator): a RandomState is drawn from, so it advances
+    state = np.random.RandomState(0)
+    exponential_mechanism(scores, 1.0, 1.0, state)
+    assert not np.array_equal(state.get_state()[1], np.random.RandomState(0).get_state()[1])
+    with pytest.raises(TypeError, match="rng must be None, an int seed"):
+        exponential_mechanism(scores, 1.0, 1.0, "0")
 
 
 @pytest.mark.parametrize(
@@ -487,20 +495,94 @@ def test_ledger_overspend_raises_and_changes_nothing():
 
 @pytest.mark.parametrize("T", [3, 7, 10, 37, 49, 100, 354, 1000])
 @pytest.mark.parametrize("budget", [0.1, 0.014270342830637767, 1 / 3])
-def test_ledger_T_charges_of_budget_over_T_fit(T, budget):
+def test_ledger_T_charges_of_a_split_budget_fit(T, budget):
+    (part,) = split_budget(budget, [T])
+    assert part <= budget / T and part == pytest.approx(budget / T, rel=1e-14)
     ledger = PrivacyLedger(rho_budget=budget)
     for _ in range(T):
-        ledger.charge("exponential", budget / T)
-    assert ledger.rho_spent == pytest.approx(budget, rel=1e-12)
-    assert ledger.entries == (LedgerEntry("exponential", budget / T, T),)
+        ledger.charge("exponential", part)
+    assert ledger.rho_spent <= budget
+    assert ledger.rho_spent == pytest.approx(budget, rel=1e-13)
+    assert ledger.entries == (LedgerEntry("exponential", part, T),)
     # One more charge of the same size does not fit.
-    assert not ledger.can_afford(budget / T)
+    assert not ledger.can_afford(part)
     with pytest.raises(BudgetExceededError):
-        ledger.charge("exponential", budget / T)
+        ledger.charge("exponential", part)
     # Nor does the whole batch at once plus a little.
     fresh = PrivacyLedger(rho_budget=budget)
-    assert fresh.can_afford(budget / T, count=T)
-    assert not fresh.can_afford(budget / T * (1 + 1e-6), count=T)
+    assert fresh.can_afford(part, count=T)
+    assert not fresh.can_afford(part * (1 + 1e-6), count=T)
+
+
+def test_ledger_refuses_any_excess():
+    # seven charges of 0.1 / 7 add up (exactly) to a little more than 0.1,
+    # although the float sum rounds back to 0.1
+    budget = 0.1
+    part = budget / 7
+    assert Fraction(part) * 7 > Fraction(budget) and math.fsum([part] * 7) == budget
+    ledger = PrivacyLedger(rho_budget=budget)
+    assert not ledger.can_afford(part, count=7)
+    with pytest.raises(BudgetExceededError):
+        ledger.charge("exponential", part, count=7)
+    for _ in range(6):
+        ledger.charge("exponential", part)
+    with pytest.raises(BudgetExceededError):
+        ledger.charge("exponential", part)
+    ledger = PrivacyLedger(rho_budget=budget)
+    ledger.charge("exponential", 0.05)
+    assert not ledger.can_afford(math.nextafter(0.05, 1.0))
+    assert ledger.can_afford(ledger.rho_remaining)
+    ledger.charge("gaussian", ledger.rho_remaining)
+    assert ledger.rho_spent <= budget
+    assert ledger.rho_remaining == 0.0
+
+
+@pytest.mark.parametrize("budget", [1e-12, 0.0147, 0.1, 1 / 3, 7.0])
+@pytest.mark.parametrize(
+    "counts, shares",
+    [([7], None), ([3, 3], [0.3, 0.7]), ([354, 1], [0.8, 0.2]), ([10, 10, 1], [1, 2, 3])],
+)
+def test_split_budget_never_exceeds_and_keeps_the_shares(budget, counts, shares):
+    costs = split_budget(budget, counts, shares)
+    weights = np.ones(len(counts)) if shares is None else np.asarray(shares, float)
+    weights = weights / weights.sum()
+    # independent sum: exact rational arithmetic over the floats
+    total = sum(Fraction(c) * n for c, n in zip(costs, counts))
+    assert total <= Fraction(budget)
+    assert compose(zip(costs, counts)) <= budget
+    for cost, n, w in zip(costs, counts, weights):
+        assert cost * n == pytest.approx(budget * w, rel=1e-13)
+
+
+@pytest.mark.parametrize(
+    "args, error, match",
+    [
+        ((0.1, []), ValueError, "at least one part"),
+        ((0.1, [2, 3], [1.0]), ValueError, "shares has 1 entries but counts has 2"),
+        ((0.1, [2], [0.0]), ValueError, "must not all be zero"),
+        ((0.1, [0]), ValueError, "count must be a positive integer"),
+        ((-0.1, [1]), ValueError, "rho must be >= 0"),
+    ],
+)
+def test_split_budget_rejects_bad_input(args, error, match):
+    with pytest.raises(error, match=match):
+        split_budget(*args)
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_inverse_costs_round_on_the_safe_side(seed):
+    # exponential_mechanism_epsilon and gaussian_sigma: the mechanism they give
+    # never costs more than asked, for thousands of awkward values
+    rng = np.random.default_rng(seed)
+    for rho in np.exp(rng.uniform(math.log(1e-12), math.log(10.0), 2000)):
+        rho = float(rho)
+        eps = exponential_mechanism_epsilon(rho)
+        assert exponential_mechanism_rho(eps) <= rho
+        assert exponential_mechanism_rho(math.nextafter(eps, 1.0)) >= rho * (1 - 1e-15)
+        sensitivity = float(rng.uniform(1e-6, 2.0))
+        sigma = gaussian_sigma(sensitivity, rho)
+        assert gaussian_mechanism_rho(sensitivity, sigma) <= rho
+        assert gaussian_mechanism_rho(sensitivity, math.nextafter(sigma, 0.0)) >= rho * (1 - 1e-15)
 
 
 def test_ledger_zero_budget():
