@@ -11,19 +11,23 @@ from numbers import Integral, Real
 
 import numpy as np
 import pandas as pd
-from sklearn.base import BaseEstimator, _fit_context, clone
-from sklearn.utils._param_validation import HasMethods, Interval, StrOptions
+from sklearn.base import BaseEstimator, clone
 from sklearn.utils.validation import check_is_fitted
 
 from ._random import make_generator
+from ._sklearn_private import HasMethods, Interval, StrOptions, fit_context
 from ._table import as_frame, check_not_empty
 from .exceptions import SolverWarning
 from .privacy import PrivacyLedger, epsilon_to_rho
-from .solvers import get_oracle
+from .solvers import ORACLE_NAMES, get_oracle
 from .solvers._session import open_session
 from .workload import QueryWorkload
 
 __all__ = ["BaseSynthesizer"]
+
+#: The ``solver`` parameter of the synthesizers that call an oracle: a back-end
+#: name (see :func:`~sklearn_privsyn.solvers.get_oracle`) or an oracle instance.
+SOLVER_CONSTRAINT = [StrOptions(set(ORACLE_NAMES)), HasMethods(["session"])]
 
 
 def allocate_counts(weights, n_samples, rng):
@@ -108,7 +112,7 @@ class BaseSynthesizer(BaseEstimator):
         X[name] = values
         return X, was_frame, name
 
-    @_fit_context(prefer_skip_nested_validation=True)
+    @fit_context(prefer_skip_nested_validation=True)
     def fit(self, X, y=None):
         """Spend the privacy budget on ``X`` and keep DP synthetic records.
 
@@ -199,6 +203,14 @@ class BaseSynthesizer(BaseEstimator):
 
     def _fit_records(self, records, rng):  # pragma: no cover - abstract
         raise NotImplementedError
+
+    def _progress(self, total):
+        """A progress bar over ``total`` rounds when ``verbose``, else None."""
+        if not self.verbose:
+            return None
+        from tqdm.auto import tqdm
+
+        return tqdm(total=total, desc=type(self).__name__, unit="round")
 
     def _oracle_session(self, rng):
         """A fresh oracle session on the workload's one-hot layout, seeded from ``rng``."""

@@ -1,4 +1,13 @@
-"""One place that turns a ``random_state`` into a ``numpy.random.Generator``."""
+"""One place that turns a ``random_state`` into a ``numpy.random.Generator``.
+
+The package's one rule, for an estimator's ``random_state`` and a
+mechanism's ``rng`` alike: ``None`` draws fresh OS entropy, an int seeds
+``numpy.random.default_rng``, a ``numpy.random.RandomState`` is drawn from
+once (so that it advances, as in scikit-learn) and a ``Generator`` is used as
+it is; anything else is a ``TypeError`` naming the parameter. (The one place
+that keeps a ``RandomState`` is ``QueryWorkload``'s random choice of
+marginals, which reproduces the paper's selection draw for draw.)
+"""
 
 from numbers import Integral
 

@@ -32,9 +32,9 @@ import time
 from numbers import Integral, Real
 
 import numpy as np
-from sklearn.utils._param_validation import HasMethods, Interval, StrOptions
 
-from ._base import BaseSynthesizer
+from ._base import SOLVER_CONSTRAINT, BaseSynthesizer
+from ._sklearn_private import Interval, StrOptions
 from .privacy import compose, exponential_mechanism_rho
 from .solvers import OracleProblem, SolverStats
 
@@ -368,7 +368,7 @@ class _DualSynthesizer(BaseSynthesizer):
         "learning_rate": [Interval(Real, 0, None, closed="neither"), None],
         "samples_per_round": [Interval(Integral, 1, None, closed="left")],
         "rounds": [Interval(Integral, 1, None, closed="left"), None],
-        "solver": [StrOptions({"highs", "pulp", "heuristic", "brute"}), HasMethods(["session"])],
+        "solver": SOLVER_CONSTRAINT,
         "tie_break": [StrOptions({"history", "uniform"})],
     }
 
@@ -471,12 +471,6 @@ class _DualSynthesizer(BaseSynthesizer):
         )
         return np.asarray(session.solve(problem).record, dtype=np.intp)
 
-    def _progress(self, total):
-        if not self.verbose:
-            return None
-        from tqdm.auto import tqdm
-
-        return tqdm(total=total, desc=type(self).__name__, unit="round")
 
 
 
@@ -772,7 +766,6 @@ class DQRS(_DualSynthesizer):
         return float(grid[i]), float(rho_rs[i]), rho_fresh
 
     def _next_sample(self, t, sample, gains, cumulative, eta, n, rng):
-        s = self.samples_per_round
         gamma, rho_rs, rho_fresh = self._round_plan(t, eta, n)
         m = len(sample)
         # A round needs its accept/reject steps and at least one fresh draw.

@@ -18,9 +18,9 @@ from numbers import Integral, Real
 
 import numpy as np
 from joblib import Parallel, delayed, effective_n_jobs
-from sklearn.utils._param_validation import HasMethods, Interval, StrOptions
 
-from ._base import BaseSynthesizer
+from ._base import SOLVER_CONSTRAINT, BaseSynthesizer
+from ._sklearn_private import Interval
 from .privacy import (
     compose,
     exponential_mechanism,
@@ -104,7 +104,7 @@ class _FTPLSynthesizer(BaseSynthesizer):
         "samples_per_round": [Interval(Integral, 1, None, closed="left")],
         "keep": [Interval(Real, 0, 1, closed="right")],
         "measure_share": [Interval(Real, 0, 1, closed="left")],
-        "solver": [StrOptions({"highs", "pulp", "heuristic", "brute"}), HasMethods(["session"])],
+        "solver": SOLVER_CONSTRAINT,
         "n_jobs": [Integral, None],
     }
 
@@ -316,12 +316,6 @@ class _FTPLSynthesizer(BaseSynthesizer):
             return 1
         return max(1, min(effective_n_jobs(self.n_jobs), self.samples_per_round))
 
-    def _progress(self, total):
-        if not self.verbose:
-            return None
-        from tqdm.auto import tqdm
-
-        return tqdm(total=total, desc=type(self).__name__, unit="round")
 
 
 class FEM(_FTPLSynthesizer):

@@ -11,9 +11,9 @@ import math
 from numbers import Integral, Real
 
 import numpy as np
-from sklearn.utils._param_validation import Interval
 
 from ._base import BaseSynthesizer, allocate_counts
+from ._sklearn_private import Interval
 from .privacy import (
     exponential_mechanism,
     exponential_mechanism_epsilon,
@@ -284,10 +284,3 @@ class MWEM(BaseSynthesizer):
             weights = counts[cells].astype(float)
         records = np.stack(np.unravel_index(cells, hist.shape), axis=1).astype(np.intp)
         return records, weights
-
-    def _progress(self, total):
-        if not self.verbose:
-            return None
-        from tqdm.auto import tqdm
-
-        return tqdm(total=total, desc="MWEM", unit="round")

@@ -10,11 +10,12 @@ from numbers import Integral
 
 import numpy as np
 import pandas as pd
-from sklearn.base import BaseEstimator, MetaEstimatorMixin, _fit_context, clone, is_classifier
+from sklearn.base import BaseEstimator, MetaEstimatorMixin, clone, is_classifier
 from sklearn.utils import get_tags
-from sklearn.utils._param_validation import HasMethods, Interval
 from sklearn.utils.metaestimators import available_if
 from sklearn.utils.validation import check_is_fitted
+
+from ._sklearn_private import HasMethods, Interval, fit_context
 
 __all__ = ["SyntheticDataTrainer"]
 
@@ -138,7 +139,7 @@ class SyntheticDataTrainer(MetaEstimatorMixin, BaseEstimator):
         self.n_synthetic = n_synthetic
         self.random_state = random_state
 
-    @_fit_context(prefer_skip_nested_validation=False)
+    @fit_context(prefer_skip_nested_validation=False)
     def fit(self, X, y, **fit_params):
         """Fit the synthesizer on ``(X, y)``, then the estimator on synthetic rows.
 

@@ -17,9 +17,9 @@ import numpy as np
 import pandas as pd
 from sklearn.base import BaseEstimator, TransformerMixin
 from sklearn.utils import check_random_state
-from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted
 
+from ._sklearn_private import Interval, StrOptions
 from ._table import TableEncoder, as_frame, check_not_empty, check_scalar_cells
 from .exceptions import PrivacyLeakWarning
 from .marginals import MarginalSet, choose_marginals

@@ -41,6 +41,7 @@ from .highs import HighsOracle
 from .pulp_highs import PulpHighsOracle
 
 __all__ = [
+    "ORACLE_NAMES",
     "STATUSES",
     "BruteForceOracle",
     "HeuristicOracle",
@@ -61,6 +62,9 @@ _ORACLES = {
     "heuristic": HeuristicOracle,
     "brute": BruteForceOracle,
 }
+
+#: Back-end names :func:`get_oracle` accepts.
+ORACLE_NAMES = tuple(_ORACLES)
 
 
 def get_oracle(spec="highs"):

@@ -7,7 +7,6 @@ fresh noise. Whatever an oracle returns is post-processing.
 
 from __future__ import annotations
 
-import time
 from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Protocol, runtime_checkable
@@ -407,15 +406,3 @@ class Oracle(Protocol):
     """A user-facing back-end: parameters only, picklable."""
 
     def session(self, layout: OneHotLayout, random_state: int | None = None) -> OracleSession: ...
-
-
-class _TimedCall:
-    """Context manager measuring wall-clock seconds."""
-
-    def __enter__(self):
-        self.start = time.perf_counter()
-        return self
-
-    def __exit__(self, *exc):
-        self.seconds = time.perf_counter() - self.start
-        return False

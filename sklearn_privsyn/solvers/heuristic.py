@@ -139,7 +139,7 @@ class HeuristicOracle:
         return HeuristicSession(self, layout, random_state)
 
 
-class _SolutionPool:
+class SolutionPool:
     """Distinct records returned earlier in a session (warm starts)."""
 
     def __init__(self, n_attributes, size):
@@ -214,7 +214,7 @@ class HeuristicSession(BaseSession):
 
     def __init__(self, oracle, layout, random_state):
         super().__init__(oracle, layout, random_state)
-        self.pool = _SolutionPool(layout.n_attributes, oracle.memory)
+        self.pool = SolutionPool(layout.n_attributes, oracle.memory)
 
     def _solve(self, problem, t0):
         record, _ = heuristic_search(

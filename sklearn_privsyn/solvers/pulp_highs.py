@@ -6,8 +6,8 @@ import numpy as np
 
 from ._compile import candidate_columns, compile_problem
 from ._session import BaseSession
-from .heuristic import _SolutionPool, heuristic_search
-from .highs import DEFAULT_HIGHS_OPTIONS, _check_params, new_highs, use_thread_count
+from ._highs_runtime import DEFAULT_HIGHS_OPTIONS, check_highs_params, new_highs, use_thread_count
+from .heuristic import SolutionPool, heuristic_search
 
 __all__ = ["PulpHighsOracle"]
 
@@ -94,7 +94,7 @@ class PulpHighsOracle:
                 f"threads={self.threads}, solver={self.solver!r})")
 
     def session(self, layout, random_state=None):
-        _check_params(self)
+        check_highs_params(self)
         if self.solver not in ("auto", "highspy", "cmd"):
             raise ValueError(f"solver must be 'auto', 'highspy' or 'cmd'; got {self.solver!r}.")
         return PulpHighsSession(self, layout, random_state)
@@ -108,7 +108,7 @@ class PulpHighsSession(BaseSession):
 
         super().__init__(oracle, layout, random_state)
         self.seed = int(self.rng.integers(0, 2**31 - 1))
-        self.pool = _SolutionPool(layout.n_attributes, 32)
+        self.pool = SolutionPool(layout.n_attributes, 32)
         use_api = oracle.solver in ("auto", "highspy") and pulp.HiGHS().available()
         if oracle.solver == "highspy" and not use_api:
             raise ValueError("solver='highspy' needs the highspy package; it is not available.")
