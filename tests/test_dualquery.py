@@ -189,7 +189,10 @@ def test_draw_matches_softmax():
     assert stats.chisquare(counts, p * len(draws)).pvalue > 1e-3
 
 
-def test_rejection_resample_is_distributed_as_new_mw_distribution():
+@pytest.mark.parametrize("replaced", [1, 2], ids=["all-rejections-replaced", "half-replaced"])
+def test_rejection_resample_is_distributed_as_new_mw_distribution(replaced):
+    # replaced=2: DQRS's last round, where only the affordable share of the
+    # rejections is replaced; the shorter sample is still i.i.d. from the update
     rng = np.random.default_rng(0)
     m, size, eta, gamma = 8, 30_000, 1.5, 0.2
     old_logw = rng.normal(size=m)
@@ -198,36 +201,23 @@ def test_rejection_resample_is_distributed_as_new_mw_distribution():
     new_logw = old_logw + eta * gains
     p_new = np.exp(new_logw) / np.exp(new_logw).sum()
     sample = rng.choice(m, size=size, p=q_old)
-    new, n_fresh = rejection_resample(sample, gains, eta, gamma, rng,
-                                      lambda k: _draw(new_logw, 2.0, 1.0, k, rng))
-    assert len(new) == size
-    counts = np.bincount(new, minlength=m)
-    assert stats.chisquare(counts, p_new * size).pvalue > 1e-3
-    # the test has power: the old distribution is rejected
-    assert stats.chisquare(counts, q_old * size).pvalue < 1e-6
-    # rejections happen at the rate implied by the keep probabilities
-    expected_fresh = size * (1 - np.sum(q_old * acceptance_probabilities(gains, eta, gamma)))
-    assert abs(n_fresh - expected_fresh) < 5 * math.sqrt(size * 0.25)
-
-
-def test_rejection_resample_with_fewer_fresh_draws_is_a_shorter_iid_sample():
-    # DQRS's last round: only some rejections are replaced, the kept elements
-    # and the fresh ones are still draws from the new distribution
-    rng = np.random.default_rng(1)
-    m, size, eta, gamma = 6, 30_000, 1.0, 0.3
-    old_logw = rng.normal(size=m)
-    q_old = np.exp(old_logw) / np.exp(old_logw).sum()
-    gains = rng.uniform(-1, 1, m)
-    new_logw = old_logw + eta * gains
-    p_new = np.exp(new_logw) / np.exp(new_logw).sum()
-    sample = rng.choice(m, size=size, p=q_old)
-    new, n_rejected = rejection_resample(sample, gains, eta, gamma, rng,
-                                         lambda k: _draw(new_logw, 2.0, 1.0, k // 2, rng))
-    assert len(new) == size - n_rejected + n_rejected // 2
+    new, n_rejected = rejection_resample(
+        sample, gains, eta, gamma, rng, lambda k: _draw(new_logw, 2.0, 1.0, k // replaced, rng))
+    assert len(new) == size - n_rejected + n_rejected // replaced
     counts = np.bincount(new, minlength=m)
     assert stats.chisquare(counts, p_new * len(new)).pvalue > 1e-3
+    # the test has power: the old distribution is rejected
+    assert stats.chisquare(counts, q_old * len(new)).pvalue < 1e-6
+    # rejections happen at the rate implied by the keep probabilities
+    expected = size * (1 - np.sum(q_old * acceptance_probabilities(gains, eta, gamma)))
+    assert abs(n_rejected - expected) < 5 * math.sqrt(size * 0.25)
+
+
+def test_rejection_resample_refuses_extra_fresh_draws():
+    sample, gains = np.array([0, 1, 1]), np.array([0.5, -0.5])
     with pytest.raises(ValueError, match="more than asked"):
-        rejection_resample(sample, gains, eta, gamma, rng, lambda k: np.zeros(k + 1, dtype=int))
+        rejection_resample(sample, gains, 1.0, 0.1, np.random.default_rng(0),
+                           lambda k: np.zeros(k + 1, dtype=int))
 
 
 # --- estimator behaviour ----------------------------------------------------------
