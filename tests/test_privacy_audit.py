@@ -13,7 +13,10 @@
    with every mechanism's output replayed, a neighbour's fit returns the same
    output, so no other step reads the data. Costs and sensitivities are
    checked by brute force over neighbouring tables (tests/neighbours.py).
-2. Mechanism audit. The exponential mechanism alone, on a 20-candidate instance.
+2. Mechanism audits. The exponential mechanism alone, on a 20-candidate
+   instance; DQRS's accept/reject coin (through ``rejection_resample``, the
+   code DQRS runs) at its worst case, where a coin run at twice its charged
+   rate is caught.
 3. End to end. Fits of FEM, DualQuery, DQRS and MWEM on two neighbouring
    tables lower-bound the privacy loss of an event of their output by
    Clopper-Pearson bounds; the bound must stay below the ledger's claim, and
@@ -390,6 +393,46 @@ def test_exponential_mechanism_audit_passes_and_catches_a_broken_mechanism():
     assert broken > claimed
 
 
+def audit_dqrs_coin(learning_rate, charged_rate, gamma, n, trials, seed):
+    """Keep counts of DQRS's accept/reject step at its worst case, through rejection_resample.
+
+    A reused query with gain ``1 - 1/n`` on D has gain 1 on the neighbour D'
+    (``tests/neighbours.py`` finds this pair by brute force). ``trials`` coins
+    on each; rejected queries are not replaced, so the output's length counts
+    the kept ones. ``learning_rate`` is what the coin runs with; the claim is
+    the bounded-range width of the cost charged for ``charged_rate``.
+    """
+    rng = np.random.default_rng(seed)
+    sample = np.zeros(trials, dtype=np.intp)
+    kept = {}
+    for name, gain in (("D", 1 - 1 / n), ("D2", 1.0)):
+        new, _ = dualquery_module.rejection_resample(
+            sample, np.array([gain]), learning_rate, gamma, rng, lambda k: np.empty(0, np.intp))
+        kept[name] = len(new)
+    claim = math.sqrt(8 * dualquery_module.rejection_step_rho(charged_rate, gamma, n))
+    return kept["D2"], kept["D"], claim
+
+
+@pytest.mark.parametrize("factor", [1, 2], ids=["honest", "broken-2x"])
+def test_dqrs_coin_audit_passes_and_catches_a_factor_two(factor):
+    # eta / n = 1.5, gamma = 1.5: the charged width w = 1.70; keeping has
+    # probability exp(-gamma) = 0.223 on D' and exp(-eta/n - gamma) = 0.050 on D
+    # (loss 1.5 < w); the coin run at twice its rate keeps on D with probability
+    # exp(-2 eta/n - gamma) = 0.011 (loss 3.0). Trials from the power computation
+    # (alpha = 5e-4, power 0.999), cheap here: the coins are drawn in one call.
+    eta, gamma, n = 15.0, 1.5, 10
+    p_more, p_less = math.exp(-gamma), math.exp(-2 * eta / n - gamma)
+    claim = math.sqrt(8 * dualquery_module.rejection_step_rho(eta, gamma, n))
+    trials = audit_trials(p_more, p_less, claim, alpha=5e-4, power=0.999)
+    k_more, k_less, claimed = audit_dqrs_coin(factor * eta, eta, gamma, n, trials, seed=factor)
+    assert claimed == claim
+    bound = epsilon_lower_bound(k_more, k_less, trials, alpha=5e-4)
+    if factor == 1:
+        assert 1.0 < bound <= claim
+    else:
+        assert bound > claim
+
+
 # ---------------------------------------------------------------------- 3. end to end
 #
 # Each estimator is fitted many times on two neighbouring tables D and D'. The
@@ -415,8 +458,8 @@ def test_exponential_mechanism_audit_passes_and_catches_a_broken_mechanism():
 #   ``records_`` are the best responses, both 0):
 #   P(E | D) = 1/4 ("more"), P(E | D') = sigma(-e) / 2 ("less");
 #   honest loss log((1 + e^x) / 2) < x. DQRS's round 2 draws all its queries
-#   fresh (``gamma_[0] == inf``, checked), so its EM is audited here; its
-#   accept/reject coins by the ledger replay and the distribution tests.
+#   fresh (``gamma_[0] == inf``, checked), so its EM is audited here (with the
+#   same draws as DualQuery's); its accept/reject coin in section 2.
 # * MWEM (1 round, selection share 1/2): two binary columns a and b, 1-way
 #   marginals, uniform start. D: a balanced, b = 0 in 7 rows; D' moves one row
 #   from (a=1, b=0) to (a=0, b=1). MWEM releases the measured cell, so the EM's
