@@ -19,12 +19,16 @@ import sys
 import time
 import warnings
 
+from .domain_draft import DEFAULT_BINS, DEFAULT_MAX_CATEGORIES
+from .marginal_budget import DEFAULT_CELL_BUDGET
+
 __all__ = [
     "ALGORITHMS",
     "EXIT_DATA",
     "EXIT_USAGE",
     "build_parser",
     "main",
+    "parse_domain",
     "read_domain",
     "read_table",
 ]
@@ -156,7 +160,8 @@ def read_domain(path):
     Each entry of the JSON object is one column: an int (the column holds
     integer codes ``0 .. size - 1``, the paper's format), a list (the column's
     values) or an object ``{"bounds": [lo, hi], "bins": int or [edges]}``
-    (a numeric column binned on public bounds; ``"bins"`` defaults to 10).
+    (a numeric column binned on public bounds; ``"bins"`` defaults to 10);
+    see :func:`parse_domain` for the forms ``privsyn domain`` drafts.
 
     Parameters
     ----------
@@ -166,8 +171,8 @@ def read_domain(path):
     Returns
     -------
     params : dict
-        ``{"domain": ..., "bounds": ..., "bins": ...}``; the column order is
-        the file's, available as ``list(params["columns"])``.
+        ``{"domain": ..., "bounds": ..., "bins": ..., "read_from_data": [...]}``;
+        the column order is the file's, available as ``list(params["columns"])``.
 
     Raises
     ------
@@ -184,6 +189,8 @@ def read_domain(path):
     >>> params = read_domain(path)
     >>> params["columns"], params["domain"], params["bounds"], params["bins"]
     (['a', 'b', 'c'], {'a': 3, 'b': ['x', 'y']}, {'c': (0.0, 1.0)}, {'c': 4})
+    >>> params["read_from_data"]
+    []
     """
     try:
         with open(path, encoding="utf-8") as f:
@@ -192,14 +199,61 @@ def read_domain(path):
         raise CLIError(f"cannot read domain file {path}: {exc.strerror or exc}") from None
     except json.JSONDecodeError as exc:
         raise CLIError(f"domain file {path} is not valid JSON: {exc}") from None
+    return parse_domain(raw, f"domain file {path}")
+
+
+def parse_domain(raw, source="the domain"):
+    """Check a domain (the parsed JSON of a domain file) and split it by kind.
+
+    Besides the formats :func:`read_domain` lists, an entry may be an object
+    ``{"values": [...]}``, and any object may carry ``"read_from_data":
+    true``, the mark :func:`~sklearn_privsyn.domain_draft.draft_domain`
+    puts on what it read from the data.
+
+    Parameters
+    ----------
+    raw : dict
+        ``{column: entry}``.
+    source : str, default="the domain"
+        How error messages name the domain (e.g. the file).
+
+    Returns
+    -------
+    params : dict
+        As :func:`read_domain`'s, plus ``"read_from_data"``, the marked columns.
+
+    Examples
+    --------
+    >>> params = parse_domain({"a": {"values": ["x", "y"], "read_from_data": True}, "b": 2})
+    >>> params["domain"], params["read_from_data"]
+    ({'a': ['x', 'y'], 'b': 2}, ['a'])
+    """
+    from .domain_draft import MARK
+
     if not isinstance(raw, dict) or not raw:
         raise CLIError(
-            f"domain file {path} must hold a non-empty JSON object {{column: size, values "
+            f"{source} must hold a non-empty JSON object {{column: size, values "
             "or {\"bounds\": [lo, hi], \"bins\": n}}"
         )
-    domain, bounds, bins = {}, {}, {}
+    domain, bounds, bins, marked = {}, {}, {}, []
     for col, spec in raw.items():
-        where = f"domain file {path}, column {col!r}"
+        where = f"{source}, column {col!r}"
+        if isinstance(spec, dict):
+            mark = spec.get(MARK, False)
+            if not isinstance(mark, bool):
+                raise CLIError(f"{where}: {MARK!r} must be true or false; got {mark!r}")
+            if mark:
+                marked.append(col)
+            spec = {key: value for key, value in spec.items() if key != MARK}
+            if "values" in spec:
+                if len(spec) > 1:
+                    raise CLIError(
+                        f"{where}: an entry with \"values\" takes no other key; got keys "
+                        f"{sorted(spec)}"
+                    )
+                spec = spec["values"]
+                if not isinstance(spec, list):
+                    raise CLIError(f"{where}: \"values\" must be a list; got {spec!r}")
         if isinstance(spec, bool):
             raise CLIError(f"{where}: expected a size, a list of values or an object; got {spec!r}")
         if isinstance(spec, int):
@@ -240,53 +294,153 @@ def read_domain(path):
             bins[col] = n_bins
         else:
             raise CLIError(f"{where}: expected a size, a list of values or an object; got {spec!r}")
-    return {"columns": list(raw), "domain": domain, "bounds": bounds, "bins": bins}
+    return {"columns": list(raw), "domain": domain, "bounds": bounds, "bins": bins,
+            "read_from_data": marked}
+
+
+_INTEGER_TEXT = r"\s*[+-]?\d+\s*"
 
 
 def _numbers(text, col, path, *, integer):
     """A column of CSV strings as numbers (empty cells missing); CLIError naming the column.
 
     The error never quotes a cell or a row number: the file is private.
+    ``integer=None`` returns integers when every cell is written as one (``3``,
+    not ``3.0``) and none is empty, so that numbers are written back in the
+    input's kind.
     """
     import numpy as np
     import pandas as pd
 
     empty = text == ""
-    values = pd.to_numeric(pd.Series(text, dtype=object), errors="coerce").to_numpy(dtype=float)
+    series = pd.Series(text, dtype=object)
+    values = pd.to_numeric(series, errors="coerce").to_numpy(dtype=float)
     bad = np.isnan(values) & ~empty
     if integer:
         bad |= np.isfinite(values) & (values != np.round(values))
     if bad.any():
         kind = "integer codes" if integer else "numbers"
         raise CLIError(f"column {col!r} of {path} must hold {kind}; it has other values")
+    if integer is None:
+        integer = bool(series.astype(str).str.fullmatch(_INTEGER_TEXT).all())
     if integer and not empty.any() and np.isfinite(values).all():
         return values.astype(np.int64)
     return values
 
 
-def read_table(path, params=None):
-    """Read a CSV file, converting each column as its domain entry says.
+def _is_parquet(path):
+    return str(path).lower().endswith((".parquet", ".pq"))
 
-    Columns are read as text and converted per column: integer codes for a
-    size, numbers for bounds, and for a list of values, numbers when every
-    listed value is a number and text otherwise; an empty cell is a missing value.
-    Without ``params`` pandas infers the types.
+
+def _parquet_engine(path):
+    import importlib.util
+
+    if not any(importlib.util.find_spec(m) for m in ("pyarrow", "fastparquet")):
+        raise CLIError(
+            f"{path}: reading and writing Parquet needs pyarrow; install it with "
+            "pip install 'sklearn-privsyn[parquet]'"
+        )
+
+
+def read_source(path):
+    """Read a CSV (``-`` for stdin) or Parquet file once, for :func:`frame_of`.
 
     Parameters
     ----------
     path : str or path-like
-        The CSV file (``-`` reads stdin).
+        A ``.parquet`` (or ``.pq``) file, or a CSV file with a header row.
+
+    Returns
+    -------
+    source : tuple
+        ``("csv", text)`` or ``("parquet", DataFrame)``, with the path last.
+    """
+    import pandas as pd
+
+    if _is_parquet(path):
+        _parquet_engine(path)
+        try:
+            frame = pd.read_parquet(path)
+        except FileNotFoundError:
+            raise CLIError(f"no such file: {path}") from None
+        except Exception as exc:  # noqa: BLE001  (the engines raise many kinds)
+            raise CLIError(f"{path} is not a readable Parquet file: {exc}") from None
+        if list(frame.columns) != [str(c) for c in frame.columns]:
+            raise CLIError(f"{path} has column names that are not text")
+        return "parquet", frame, path
+    try:
+        if str(path) == "-":
+            text = sys.stdin.read()
+        else:
+            with open(path, encoding="utf-8", newline="") as f:
+                text = f.read()
+    except FileNotFoundError:
+        raise CLIError(f"no such file: {path}") from None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise CLIError(f"cannot read {path}: {exc}") from None
+    return "csv", text, path
+
+
+def frame_of(source, *, as_text):
+    """The table of :func:`read_source`'s output, in the file's column order.
+
+    ``as_text`` gives every cell as a string (missing cells as ``""``), for
+    conversion by a domain; otherwise pandas infers the types.
+    """
+    import pandas as pd
+
+    kind, content, path = source
+    if kind == "parquet":
+        frame = content
+        if as_text:
+            frame = frame.astype(object).where(frame.notna(), "").astype(str)
+    else:
+        header = next(csv.reader(io.StringIO(content)), [])
+        duplicated = sorted({c for c in header if header.count(c) > 1})
+        if duplicated:
+            raise CLIError(f"{path} has duplicate column names: {duplicated}")
+        try:
+            if as_text:
+                frame = pd.read_csv(io.StringIO(content), dtype=str, keep_default_na=False)
+            else:
+                frame = pd.read_csv(io.StringIO(content))
+        except pd.errors.EmptyDataError as exc:
+            raise CLIError(f"{path} is not a readable CSV file: {exc}") from None
+        except pd.errors.ParserError:
+            # pandas names the offending line; the file is private, so this does not
+            raise CLIError(
+                f"{path} is not a readable CSV file: a row has the wrong number of fields or "
+                "broken quoting"
+            ) from None
+    if len(frame) == 0:
+        raise CLIError(f"{path} has a header but no data rows")
+    return frame
+
+
+def read_table(path, params=None):
+    """Read a CSV or Parquet file, converting each column as its domain entry says.
+
+    Columns are read as text and converted per column: integer codes for a
+    size, numbers for bounds (integers when every cell is written as one),
+    and for a list of values, booleans when every listed value is one,
+    numbers when every listed value is a number and text otherwise. Without
+    ``params`` pandas infers the types.
+
+    Parameters
+    ----------
+    path : str or path-like
+        The CSV file (``-`` reads stdin), or a ``.parquet`` file.
     params : dict, default=None
-        The output of :func:`read_domain`. CSV columns missing from the
-        domain are dropped (the caller is told which); domain columns
-        missing from the CSV are an error.
+        The output of :func:`read_domain`. Columns missing from the domain
+        are dropped (the caller is told which); domain columns missing from
+        the file are an error.
 
     Returns
     -------
     frame : pandas.DataFrame
         Columns in the domain's order.
     dropped : list of str
-        CSV columns not in the domain.
+        Columns of the file not in the domain.
 
     Examples
     --------
@@ -300,40 +454,16 @@ def read_table(path, params=None):
     >>> frame.to_dict("list"), dropped
     ({'a': [1, 0], 'b': ['x', 'y']}, ['extra'])
     """
-    import numpy as np
-    import pandas as pd
-
-    try:
-        if str(path) == "-":
-            text = sys.stdin.read()
-        else:
-            with open(path, encoding="utf-8", newline="") as f:
-                text = f.read()
-    except FileNotFoundError:
-        raise CLIError(f"no such file: {path}") from None
-    except (OSError, UnicodeDecodeError) as exc:
-        raise CLIError(f"cannot read {path}: {exc}") from None
-    header = next(csv.reader(io.StringIO(text)), [])
-    duplicated = sorted({c for c in header if header.count(c) > 1})
-    if duplicated:
-        raise CLIError(f"{path} has duplicate column names: {duplicated}")
-    try:
-        if params is None:
-            frame = pd.read_csv(io.StringIO(text))
-        else:
-            frame = pd.read_csv(io.StringIO(text), dtype=str, keep_default_na=False)
-    except pd.errors.EmptyDataError as exc:
-        raise CLIError(f"{path} is not a readable CSV file: {exc}") from None
-    except pd.errors.ParserError:
-        # pandas names the offending line; the file is private, so this does not
-        raise CLIError(
-            f"{path} is not a readable CSV file: a row has the wrong number of fields or "
-            "broken quoting"
-        ) from None
-    if len(frame) == 0:
-        raise CLIError(f"{path} has a header but no data rows")
+    source = read_source(path)
+    frame = frame_of(source, as_text=params is not None)
     if params is None:
         return frame, []
+    return convert_table(frame, params, path)
+
+
+def convert_table(frame, params, path):
+    """Convert a table of text cells by its domain (see :func:`read_table`)."""
+    import pandas as pd
 
     columns = params["columns"]
     missing = [c for c in columns if c not in frame.columns]
@@ -349,6 +479,8 @@ def read_table(path, params=None):
         spec = params["domain"].get(col)
         if isinstance(spec, int):
             out[col] = _numbers(text, col, path, integer=True)
+        elif isinstance(spec, list) and all(isinstance(v, bool) for v in spec):
+            out[col] = _booleans(text, col, path)
         elif isinstance(spec, list):
             if all(isinstance(v, (int, float)) for v in spec):
                 integer = all(isinstance(v, int) for v in spec)
@@ -357,10 +489,21 @@ def read_table(path, params=None):
                 values = pd.Series(text, dtype=str)
                 out[col] = values.where(values != "")
         else:  # bounds
-            values = _numbers(text, col, path, integer=False)
-            whole = np.isfinite(values) & (values == values.round())
-            out[col] = values.astype("int64") if whole.all() else values
+            out[col] = _numbers(text, col, path, integer=None)
     return pd.DataFrame(out, columns=columns), dropped
+
+
+def _booleans(text, col, path):
+    """A column of CSV strings as booleans (empty cells missing); the error names the column."""
+    import numpy as np
+
+    lowered = np.char.lower(np.asarray(text, dtype=str))
+    empty = lowered == ""
+    if not np.isin(lowered[~empty], ["true", "false"]).all():
+        raise CLIError(f"column {col!r} of {path} must hold true or false; it has other values")
+    if empty.any():
+        return np.where(empty, None, lowered == "true").astype(object)
+    return lowered == "true"
 
 
 def _workload_params(params):
@@ -422,6 +565,74 @@ def _make_workload(args, params, n_marginals):
     )
 
 
+def _choose_workload(args, params, frame):
+    """The workload of ``fit`` and ``evaluate``: the paper's protocol with
+    ``--marginals``, otherwise marginals chosen under ``--cell-budget``."""
+    from .marginal_budget import choose_marginals
+
+    if args.marginals is not None:
+        return _make_workload(args, params, args.marginals)
+    one_way = [(c,) for c in frame.columns]
+    sizes = _make_workload(args, params, None).set_params(
+        marginals=one_way, max_cells=None
+    ).fit(frame).domain_sizes_
+    choice = choose_marginals(sizes, k=args.k, max_cells=args.max_cells,
+                              cell_budget=args.cell_budget, n_rows=len(frame),
+                              random_state=args.seed)
+    _note(args, f"workload: {choice.describe()}; set --marginals, --max-cells, "
+                "--cell-budget or --k to change it")
+    return _make_workload(args, params, None).set_params(
+        marginals=list(choice.marginals), max_cells=None
+    )
+
+
+def _draft(source, args, *, quiet=False):
+    """A domain drafted from the data by ``privsyn domain``'s rules; warnings on stderr."""
+    from .domain_draft import draft_domain
+
+    typed = frame_of(source, as_text=False)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        draft = draft_domain(typed, max_categories=args.max_categories, bins=args.bins)
+    if not quiet:
+        _print_warnings(caught)
+    return draft
+
+
+def _read_with_domain(args, path, *, quiet_draft=False):
+    """(table in domain order, the file's columns, params) for fit and evaluate."""
+    source = read_source(path)
+    if args.domain is None:
+        params = parse_domain(_draft(source, args, quiet=quiet_draft), "the drafted domain")
+    else:
+        params = read_domain(args.domain)
+        if params["read_from_data"] and not quiet_draft:
+            print(
+                f"privsyn: warning: the domain of columns {params['read_from_data']} is "
+                f"marked read_from_data in {args.domain}: it is not covered by the privacy "
+                "guarantee until you replace it with public knowledge and delete the mark",
+                file=sys.stderr,
+            )
+    raw = frame_of(source, as_text=True)
+    frame, dropped = convert_table(raw, params, path)
+    return frame, [c for c in raw.columns if c in params["columns"]], params, dropped
+
+
+def _write_table(frame, output):
+    """Write a table to ``output``: Parquet by extension, else CSV (``-``: stdout)."""
+    try:
+        if _is_parquet(output):
+            _parquet_engine(output)
+            frame.to_parquet(output, index=False)
+        elif output == "-":
+            frame.to_csv(sys.stdout, index=False)
+            sys.stdout.flush()
+        else:
+            frame.to_csv(output, index=False)
+    except OSError as exc:
+        raise CLIError(f"cannot write {output}: {exc.strerror or exc}") from None
+
+
 def _oracle(args):
     if args.time_limit is None:
         return args.solver
@@ -440,8 +651,7 @@ def _cmd_fit(args):
     if args.domain is not None and args.infer_domain:
         raise UsageError("give either --domain or --infer-domain, not both")
     cls = _load_algorithm(args.algorithm)
-    params = read_domain(args.domain) if args.domain is not None else None
-    frame, dropped = read_table(args.input, params)
+    frame, input_order, params, dropped = _read_with_domain(args, args.input)
     if dropped:
         _note(args, f"ignoring columns of {args.input} not in the domain: {dropped}")
 
@@ -462,7 +672,7 @@ def _cmd_fit(args):
         flags = ", ".join("--" + k.replace("_", "-") for k in unsupported)
         raise UsageError(f"{flags} does not apply to --algorithm {args.algorithm}")
 
-    workload = _make_workload(args, params, args.marginals)
+    workload = _choose_workload(args, params, frame)
     estimator = cls(workload=workload, **given)
     started = time.perf_counter()
     with warnings.catch_warnings(record=True) as caught:
@@ -473,15 +683,8 @@ def _cmd_fit(args):
             _print_warnings(caught)
     seconds = time.perf_counter() - started
     n_rows = args.rows if args.rows is not None else len(frame)
-    synthetic = estimator.sample(n_rows, random_state=args.seed)
-
-    out = sys.stdout if args.output == "-" else args.output
-    try:
-        synthetic.to_csv(out, index=False)
-    except OSError as exc:
-        raise CLIError(f"cannot write {args.output}: {exc.strerror or exc}") from None
-    if args.output == "-":
-        sys.stdout.flush()
+    synthetic = estimator.sample(n_rows, random_state=args.seed)[input_order]
+    _write_table(synthetic, args.output)
 
     if not args.quiet:
         wl = estimator.workload_
@@ -510,21 +713,12 @@ def _cmd_fit(args):
 def _cmd_evaluate(args):
     from .metrics import workload_error
 
-    params = read_domain(args.domain) if args.domain is not None else None
-    real, _ = read_table(args.real, params)
-    synthetic, _ = read_table(args.synthetic, params)
-    if params is None:
-        missing = [c for c in real.columns if c not in synthetic.columns]
-        if missing:
-            raise CLIError(
-                f"{args.synthetic} has no column {missing[0]!r} (a column of {args.real})"
-            )
-        synthetic = synthetic[list(real.columns)]
-    workload = _make_workload(args, params, args.marginals)
-    with warnings.catch_warnings():
-        # Evaluation reads the real data by design; a learned domain is no leak here.
-        warnings.simplefilter("ignore")
-        workload.fit(real)
+    # Evaluation reads the real data by design: a domain drafted from it is no leak here.
+    real, _, params, _ = _read_with_domain(args, args.real, quiet_draft=True)
+    synthetic, _ = convert_table(frame_of(read_source(args.synthetic), as_text=True), params,
+                                 args.synthetic)
+    workload = _choose_workload(args, params, real)
+    workload.fit(real)
     result = workload_error(workload, real, synthetic)
     if args.json:
         payload = {
@@ -556,6 +750,26 @@ def _cmd_evaluate(args):
     return 0
 
 
+def _cmd_domain(args):
+    from .domain_draft import MARK
+
+    draft = _draft(read_source(args.input), args)
+    text = json.dumps(draft, indent=2) + "\n"
+    if args.output == "-":
+        sys.stdout.write(text)
+    else:
+        try:
+            with open(args.output, "w", encoding="utf-8") as f:
+                f.write(text)
+        except OSError as exc:
+            raise CLIError(f"cannot write {args.output}: {exc.strerror or exc}") from None
+    marked = [col for col, entry in draft.items() if entry.get(MARK)]
+    _note(args, f"drafted the domain of {len(draft)} columns"
+                + ("" if args.output == "-" else f" to {args.output}")
+                + (f"; review the {len(marked)} entries marked {MARK!r}" if marked else ""))
+    return 0
+
+
 def _cmd_demo(args):
     from .demo import run_demo
 
@@ -579,7 +793,12 @@ def _add_workload_options(parser, seed_help):
                             "(default: all eligible ones)")
     group.add_argument("--max-cells", type=_max_cells, metavar="C",
                        help="keep only marginals with at most C cells; 'n_rows' uses the row "
-                            "count, as the paper does (default: no limit)")
+                            "count, as the paper does (default: no limit with --marginals, "
+                            "else n_rows)")
+    group.add_argument("--cell-budget", type=_positive_int, metavar="B",
+                       default=DEFAULT_CELL_BUDGET,
+                       help="without --marginals, at most B cells in all: a random subset "
+                            "of the eligible marginals is kept (default: %(default)s)")
     group.add_argument("--seed", type=_seed, default=None, help=seed_help)
     group.add_argument("--handle-missing", type=_missing_columns, default="error",
                        metavar="COLUMNS",
@@ -589,6 +808,19 @@ def _add_workload_options(parser, seed_help):
     group.add_argument("--clip", action=argparse.BooleanOptionalAction, default=True,
                        help="put numbers outside their bounds into the first or last bin "
                             "(default); --no-clip stops with an error instead")
+    _add_draft_options(parser)
+
+
+def _add_draft_options(parser):
+    group = parser.add_argument_group(
+        "drafting a domain from the data (privsyn domain, --infer-domain; NOT private)")
+    group.add_argument("--bins", type=_positive_int, default=DEFAULT_BINS, metavar="B",
+                       help="equal-width bins of a numeric column with many values "
+                            "(default: %(default)s)")
+    group.add_argument("--max-categories", type=_positive_int, default=DEFAULT_MAX_CATEGORIES,
+                       metavar="M",
+                       help="numeric columns with at most M distinct values get a list of "
+                            "values (default: %(default)s)")
 
 
 def build_parser():
@@ -621,9 +853,11 @@ def build_parser():
         epilog=_EPILOG,
         formatter_class=formatter,
     )
-    fit.add_argument("input", metavar="INPUT", help="the private CSV file ('-' for stdin)")
+    fit.add_argument("input", metavar="INPUT",
+                     help="the private CSV file ('-' for stdin) or Parquet file")
     fit.add_argument("-o", "--output", default="-", metavar="FILE",
-                     help="where to write the synthetic CSV (default: '-', stdout)")
+                     help="where to write the synthetic rows: CSV, or Parquet for a .parquet "
+                          "name (default: '-', CSV on stdout)")
     algo = fit.add_argument_group("algorithm and privacy")
     algo.add_argument("--algorithm", choices=sorted(ALGORITHMS), default="fem",
                       help="fem (default, usually most accurate), sepfem, dualquery, dqrs, "
@@ -673,6 +907,25 @@ def build_parser():
                           help="also print each marginal's total variation distance")
     evaluate.add_argument("--json", action="store_true", help="print the results as JSON")
     evaluate.set_defaults(func=_cmd_evaluate, subparser=evaluate)
+
+    domain = sub.add_parser(
+        "domain",
+        help="draft a domain file from a CSV or Parquet file, for review (NOT private)",
+        description="Draft a domain file for INPUT by the rules --infer-domain uses:\n"
+        "text and few-valued columns get their values, other numbers their [min, max]\n"
+        "and --bins bins. Every entry read from the data is marked\n"
+        "\"read_from_data\": true. It is NOT covered by the privacy guarantee: replace\n"
+        "each marked entry with public knowledge (documentation, standards, round\n"
+        "numbers) and delete the mark before you fit.",
+        epilog="example:\n  privsyn domain data.csv -o domain.json\n"
+               "  privsyn fit data.csv --domain domain.json --epsilon 1 -o synthetic.csv",
+        formatter_class=formatter,
+    )
+    domain.add_argument("input", metavar="INPUT", help="the CSV ('-' for stdin) or Parquet file")
+    domain.add_argument("-o", "--output", default="-", metavar="FILE",
+                        help="where to write the domain JSON (default: '-', stdout)")
+    _add_draft_options(domain)
+    domain.set_defaults(func=_cmd_domain, subparser=domain)
 
     demo = sub.add_parser(
         "demo",

@@ -1,5 +1,6 @@
 """Tests of the ``privsyn`` command line (sklearn_privsyn.cli)."""
 
+import importlib.util
 import io
 import json
 import os
@@ -345,3 +346,114 @@ def test_console_script_is_installed():
         pytest.skip("the privsyn console script is not installed in this environment")
     result = subprocess.run([script, "--version"], capture_output=True, text=True, timeout=120)
     assert result.returncode == 0 and result.stdout.startswith("privsyn ")
+
+
+# --------------------------------------------------------------- drafting, order, Parquet
+
+
+def _census_like(tmp_path, n=150):
+    """Text, a many-valued integer column (like fnlwgt), few-valued integers and floats."""
+    rng = np.random.default_rng(1)
+    frame = pd.DataFrame({
+        "weight": rng.integers(10_000, 500_000, n),
+        "job": rng.choice(["a", "b", "c"], n),
+        "kids": rng.integers(0, 4, n),
+        "score": rng.normal(50, 10, n).round(3),
+    })
+    path = tmp_path / "raw.csv"
+    frame.to_csv(path, index=False)
+    return frame, path
+
+
+def test_domain_command_drafts_a_marked_file(tmp_path, capsys):
+    frame, path = _census_like(tmp_path)
+    out = tmp_path / "domain.json"
+    assert main(["domain", str(path), "--bins", "6", "-o", str(out)]) == 0
+    draft = json.loads(out.read_text())
+    assert list(draft) == list(frame.columns)
+    assert draft["weight"] == {"bounds": [float(frame["weight"].min()),
+                                          float(frame["weight"].max())],
+                               "bins": 6, "read_from_data": True}
+    assert draft["job"] == {"values": ["a", "b", "c"], "read_from_data": True}
+    assert draft["kids"] == {"values": [0, 1, 2, 3], "read_from_data": True}
+    err = capsys.readouterr().err
+    assert "privsyn: warning:" in err and "not covered by the privacy guarantee" in err
+    assert "review the 4 entries marked 'read_from_data'" in err
+
+    # fitting on the drafted file works, and warns while marks remain
+    synthetic = tmp_path / "s.csv"
+    assert main(["fit", str(path), "--domain", str(out), *FAST, "-o", str(synthetic)]) == 0
+    assert "marked read_from_data" in capsys.readouterr().err
+
+
+def test_infer_domain_fits_a_raw_csv_with_a_bounded_workload(tmp_path, capsys):
+    frame, path = _census_like(tmp_path, n=400)
+    out = tmp_path / "s.csv"
+    assert main(["fit", str(path), "--infer-domain", *FAST, "--cell-budget", "300",
+                 "-o", str(out)]) == 0
+    err = capsys.readouterr().err
+    chosen = re.search(r"workload: (\d+) of (\d+) eligible 3-way marginals \(([\d,]+) cells",
+                       err)
+    assert chosen is not None, err
+    assert int(chosen.group(3).replace(",", "")) <= 300
+    synthetic = pd.read_csv(out)
+    assert synthetic.shape == frame.shape
+    assert synthetic["weight"].between(frame["weight"].min(), frame["weight"].max()).all()
+
+
+def test_synthetic_columns_follow_the_input_and_keep_their_kind(tmp_path, capsys):
+    frame, path = _census_like(tmp_path)
+    domain = {  # a different order than the file's
+        "score": {"bounds": [0, 100], "bins": 4},
+        "kids": 4,
+        "job": ["a", "b", "c"],
+        "weight": {"bounds": [0, 500_000], "bins": 5},
+    }
+    (tmp_path / "d.json").write_text(json.dumps(domain))
+    out = tmp_path / "s.csv"
+    assert main(["fit", str(path), "--domain", str(tmp_path / "d.json"), *FAST,
+                 "-o", str(out)]) == 0
+    with open(out) as f:
+        header, first = f.readline().strip(), f.readline().strip()
+    assert header == "weight,job,kids,score"
+    weight, _, kids, score = first.split(",")
+    assert re.fullmatch(r"\d+", weight) and re.fullmatch(r"\d", kids)
+    assert "." in score  # a float column comes back as floats
+
+
+def test_evaluate_measures_on_the_workload_fit_chose(tmp_path, capsys):
+    frame, path = _census_like(tmp_path)
+    out = tmp_path / "s.csv"
+    args = [*FAST, "--infer-domain", "--k", "2", "--cell-budget", "100"]
+    assert main(["fit", str(path), *args, "-o", str(out)]) == 0
+    fit_line = re.search(r"workload: .*", capsys.readouterr().err).group(0)
+    assert main(["evaluate", str(path), str(out), "--k", "2", "--cell-budget", "100",
+                 "--seed", "0"]) == 0
+    assert fit_line in capsys.readouterr().err
+
+
+@pytest.mark.skipif(
+    not any(importlib.util.find_spec(m) for m in ("pyarrow", "fastparquet")),
+    reason="Parquet needs pyarrow (pip install -e '.[parquet]')",
+)
+def test_parquet_in_and_out(tmp_path, capsys):
+    frame, _ = _census_like(tmp_path)
+    source = tmp_path / "raw.parquet"
+    frame.to_parquet(source, index=False)
+    domain = tmp_path / "d.json"
+    assert main(["domain", str(source), "-o", str(domain)]) == 0
+    out = tmp_path / "s.parquet"
+    assert main(["fit", str(source), "--domain", str(domain), *FAST, "-o", str(out)]) == 0
+    synthetic = pd.read_parquet(out)
+    assert list(synthetic.columns) == list(frame.columns)
+    assert [synthetic[c].dtype.kind for c in frame.columns] == ["i", "O", "i", "f"]
+    assert set(synthetic["job"]) <= {"a", "b", "c"}
+
+
+def test_parse_domain_rejects_bad_marks_and_values():
+    with pytest.raises(cli.CLIError, match="column 'a': 'read_from_data' must be true or false"):
+        cli.parse_domain({"a": {"values": [1], "read_from_data": "yes"}})
+    with pytest.raises(cli.CLIError, match=r"column 'a': an entry with \"values\" takes no"):
+        cli.parse_domain({"a": {"values": [1], "bins": 3}})
+    with pytest.raises(cli.CLIError, match=r"column 'a': \"values\" must be a list"):
+        cli.parse_domain({"a": {"values": 3}})

@@ -1,0 +1,156 @@
+"""Draft a domain file from a table, for its owner to review.
+
+A synthesizer's privacy guarantee covers the rows, not the domain: the
+values, bounds and bins of every column must be public knowledge. When no
+such domain is at hand, :func:`draft_domain` writes one from the data itself,
+in the domain-file format that ``privsyn fit --domain`` reads (see
+``docs/cli.rst``), and marks every entry it read from the data with
+``"read_from_data": true`` so that the owner can review it, replace it with
+public knowledge and delete the mark. Until then the drafted entries are not
+private: drafting warns with a :class:`~sklearn_privsyn.exceptions.PrivacyLeakWarning`,
+and so does fitting on a domain file that still carries marks.
+
+The rules, applied column by column:
+
+* a boolean column gets ``[false, true]`` (public: it follows from the type);
+* a text, categorical or object column gets its sorted observed values;
+* a numeric column with at most ``max_categories`` distinct values gets
+  them as a list of values;
+* any other numeric column gets its observed ``[min, max]`` as bounds and
+  ``bins`` equal-width bins (fewer for an integer column with fewer than
+  ``bins`` integers in its range, so that every bin holds one).
+"""
+
+from __future__ import annotations
+
+import warnings
+from numbers import Integral
+
+from .exceptions import PrivacyLeakWarning
+
+# numpy and pandas are imported where used: the command line imports this
+# module for its defaults and must start fast.
+
+__all__ = ["DEFAULT_BINS", "DEFAULT_MAX_CATEGORIES", "MARK", "draft_domain"]
+
+#: Numbers with at most this many distinct values become a list of values.
+DEFAULT_MAX_CATEGORIES = 20
+#: Equal-width bins of a numeric column with more distinct values.
+DEFAULT_BINS = 10
+#: The key that marks an entry read from the data.
+MARK = "read_from_data"
+
+
+def _check_count(name, value, low):
+    if isinstance(value, bool) or not isinstance(value, Integral) or value < low:
+        raise ValueError(f"{name} must be an int >= {low}; got {value!r}.")
+
+
+def draft_domain(X, *, max_categories=DEFAULT_MAX_CATEGORIES, bins=DEFAULT_BINS):
+    """Draft a domain for ``X``, marking what was read from the data.
+
+    Parameters
+    ----------
+    X : DataFrame
+        The table (as read from the CSV or Parquet file).
+    max_categories : int, default=20
+        Numeric columns with at most this many distinct values get a list
+        of values; others get bounds and bins.
+    bins : int, default=10
+        Equal-width bins of a numeric column with more distinct values.
+
+    Returns
+    -------
+    domain : dict
+        ``{column: entry}`` in the columns' order, ready for ``json.dump``:
+        ``{"values": [...]}`` or ``{"bounds": [lo, hi], "bins": b}``, with
+        ``"read_from_data": true`` unless the entry follows from the dtype.
+
+    Warns
+    -----
+    PrivacyLeakWarning
+        Naming the columns whose entries were read from the data.
+
+    Raises
+    ------
+    ValueError
+        If a column has no non-missing value, or holds both text and numbers
+        in a way no rule covers; the message names the column.
+
+    Examples
+    --------
+    >>> import warnings
+    >>> import pandas as pd
+    >>> from sklearn_privsyn.domain_draft import draft_domain
+    >>> X = pd.DataFrame({"colour": ["red", "blue", "red"], "income": [0, 52000, 1e6],
+    ...                   "ok": [True, False, True]})
+    >>> with warnings.catch_warnings():
+    ...     warnings.simplefilter("ignore")
+    ...     draft = draft_domain(X, max_categories=2, bins=4)
+    >>> draft["colour"]
+    {'values': ['blue', 'red'], 'read_from_data': True}
+    >>> draft["income"]
+    {'bounds': [0.0, 1000000.0], 'bins': 4, 'read_from_data': True}
+    >>> draft["ok"]
+    {'values': [False, True]}
+    """
+    import pandas as pd
+
+    if not isinstance(X, pd.DataFrame):
+        raise TypeError(f"X must be a DataFrame; got {type(X).__name__}.")
+    _check_count("max_categories", max_categories, 1)
+    _check_count("bins", bins, 1)
+    domain, read = {}, []
+    for col in X.columns:
+        entry = _draft_column(col, X[col], max_categories, bins)
+        if entry.get(MARK):
+            read.append(col)
+        domain[col] = entry
+    if read:
+        warnings.warn(
+            f"The drafted domain of columns {read} was read from the data: it is not "
+            "covered by the privacy guarantee. Review each entry marked "
+            f"{MARK!r}, replace it with public knowledge (documentation, standards, round "
+            "numbers) and delete the mark.",
+            PrivacyLeakWarning,
+            stacklevel=2,
+        )
+    return domain
+
+
+def _draft_column(col, series, max_categories, bins):
+    import numpy as np
+    import pandas as pd
+
+    dtype = series.dtype
+    if pd.api.types.is_bool_dtype(dtype):
+        return {"values": [False, True]}
+    observed = series.dropna()
+    if observed.empty:
+        raise ValueError(
+            f"Column {col!r} has no non-missing value to draft its domain from; "
+            "write its entry by hand."
+        )
+    numeric = pd.api.types.is_numeric_dtype(dtype) and not isinstance(
+        dtype, pd.CategoricalDtype
+    )
+    if not numeric:
+        values = observed.astype(str).unique().tolist()
+        return {"values": sorted(values), MARK: True}
+    if pd.api.types.is_complex_dtype(dtype):
+        raise ValueError(f"Column {col!r} holds complex numbers, which have no domain rule.")
+    values = observed.to_numpy(dtype=float)
+    if not np.all(np.isfinite(values)):
+        raise ValueError(
+            f"Column {col!r} has an infinite value; drop it or write the column's entry by hand."
+        )
+    integer = bool(np.all(values == np.round(values)))
+    distinct = np.unique(values)
+    if distinct.size <= max_categories:
+        listed = [int(v) if integer else float(v) for v in distinct]
+        return {"values": listed, MARK: True}
+    lo, hi = float(distinct[0]), float(distinct[-1])
+    n_bins = int(bins)
+    if integer:
+        n_bins = min(n_bins, int(hi - lo) + 1)
+    return {"bounds": [lo, hi], "bins": n_bins, MARK: True}

@@ -1,0 +1,113 @@
+"""Tests of domain drafting (sklearn_privsyn.domain_draft) and budgeted marginals."""
+
+import itertools
+import math
+import warnings
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from sklearn_privsyn import PrivacyLeakWarning, QueryWorkload
+from sklearn_privsyn.cli import parse_domain
+from sklearn_privsyn.domain_draft import MARK, draft_domain
+from sklearn_privsyn.marginal_budget import choose_marginals
+
+
+def _draft(frame, **kwargs):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", PrivacyLeakWarning)
+        return draft_domain(frame, **kwargs)
+
+
+@pytest.mark.parametrize(
+    "values, kwargs, expected",
+    [
+        (["b", "a", "b", None], {}, {"values": ["a", "b"], MARK: True}),
+        ([3, 1, 3, 2], {}, {"values": [1, 2, 3], MARK: True}),
+        ([0.5, 1.5, 0.5], {}, {"values": [0.5, 1.5], MARK: True}),
+        ([0.0, 2.5, 10.0], {"max_categories": 2, "bins": 4},
+         {"bounds": [0.0, 10.0], "bins": 4, MARK: True}),
+        # an integer column never gets more bins than integers in its range
+        ([0, 1, 2, 3], {"max_categories": 2, "bins": 10},
+         {"bounds": [0.0, 3.0], "bins": 4, MARK: True}),
+        ([True, False], {}, {"values": [False, True]}),
+    ],
+)
+def test_draft_rules(values, kwargs, expected):
+    assert _draft(pd.DataFrame({"c": values}), **kwargs)["c"] == expected
+
+
+def test_draft_warns_naming_the_columns_read_from_the_data():
+    frame = pd.DataFrame({"flag": [True, False], "city": ["x", "y"], "n": [1, 2]})
+    with pytest.warns(PrivacyLeakWarning, match=r"\['city', 'n'\] was read from the data"):
+        draft = draft_domain(frame)
+    assert list(draft) == ["flag", "city", "n"]
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        draft_domain(frame[["flag"]])  # a dtype's values are public: no warning
+
+
+@pytest.mark.parametrize(
+    "frame, match",
+    [
+        (pd.DataFrame({"empty": [np.nan, np.nan]}), "Column 'empty' has no non-missing value"),
+        (pd.DataFrame({"big": [1.0, np.inf]}), "Column 'big' has an infinite value"),
+        ([[1, 2]], "X must be a DataFrame"),
+    ],
+)
+def test_draft_errors_name_the_column(frame, match):
+    with pytest.raises((ValueError, TypeError), match=match):
+        _draft(frame)
+
+
+def test_draft_is_a_domain_the_workload_reads():
+    rng = np.random.default_rng(0)
+    frame = pd.DataFrame({"s": rng.choice(["u", "v"], 50), "i": rng.integers(0, 1000, 50),
+                          "f": rng.normal(size=50), "few": rng.integers(0, 3, 50)})
+    params = parse_domain(_draft(frame, bins=5))
+    assert params["read_from_data"] == ["s", "i", "f", "few"]
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # every column has a domain: nothing learned at fit
+        wl = QueryWorkload(domain=params["domain"], bounds=params["bounds"],
+                           bins=params["bins"], k=2).fit(frame)
+    assert wl.domain_sizes_ == {"s": 2, "i": 5, "f": 5, "few": 3}
+
+
+def _total_cells(marginals, sizes):
+    return sum(math.prod(sizes[c] for c in m) for m in marginals)
+
+
+def test_choose_marginals_respects_both_limits_and_the_seed():
+    sizes = {f"c{i}": s for i, s in enumerate([2, 3, 5, 10, 40, 100, 7, 4])}
+    choice = choose_marginals(sizes, k=3, max_cells=500, cell_budget=2000, random_state=0)
+    assert all(math.prod(sizes[c] for c in m) <= 500 for m in choice.marginals)
+    assert choice.n_cells == _total_cells(choice.marginals, sizes) <= 2000
+    assert 0 < len(choice.marginals) < choice.n_eligible
+    eligible = [m for m in itertools.combinations(sizes, 3)
+                if math.prod(sizes[c] for c in m) <= 500]
+    assert choice.n_eligible == len(eligible)
+    assert choice.n_too_big == math.comb(8, 3) - len(eligible)
+    assert set(choice.marginals) <= set(eligible)
+    assert list(choice.marginals) == sorted(choice.marginals, key=eligible.index)
+    again = choose_marginals(sizes, k=3, max_cells=500, cell_budget=2000, random_state=0)
+    assert again == choice
+    other = choose_marginals(sizes, k=3, max_cells=500, cell_budget=2000, random_state=1)
+    assert other.marginals != choice.marginals
+
+
+def test_choose_marginals_keeps_all_that_fit_and_uses_n_rows():
+    sizes = {"a": 2, "b": 3, "c": 4}
+    choice = choose_marginals(sizes, k=2, n_rows=8)  # max_cells defaults to n_rows
+    assert choice.marginals == (("a", "b"), ("a", "c"))
+    assert choice.max_cells == 8 and choice.n_too_big == 1
+
+
+def test_choose_marginals_lowers_k_when_nothing_fits():
+    choice = choose_marginals({"a": 10, "b": 10, "c": 10}, k=3, max_cells=150)
+    assert choice.k == 2 and len(choice.marginals) == 3
+
+
+def test_choose_marginals_error_names_the_smallest_column():
+    with pytest.raises(ValueError, match=r"more than 20 codes \(the smallest, 'b', has 50\)"):
+        choose_marginals({"a": 100, "b": 50}, k=2, max_cells=20)
