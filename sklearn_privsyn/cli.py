@@ -618,6 +618,27 @@ def _read_with_domain(args, path, *, quiet_draft=False):
     return frame, [c for c in raw.columns if c in params["columns"]], params, dropped
 
 
+def _read_real_and_synthetic(args):
+    """The real and synthetic tables of ``evaluate`` and ``report``, with the domain params."""
+    # These commands read the real data by design: a domain drafted from it is no leak here.
+    real, _, params, _ = _read_with_domain(args, args.real, quiet_draft=True)
+    synthetic, _ = convert_table(frame_of(read_source(args.synthetic), as_text=True), params,
+                                 args.synthetic)
+    return real, synthetic, params
+
+
+def _write_text(text, output):
+    """Write text to ``output`` (``-``: stdout)."""
+    if output == "-":
+        sys.stdout.write(text)
+        return
+    try:
+        with open(output, "w", encoding="utf-8") as f:
+            f.write(text)
+    except OSError as exc:
+        raise CLIError(f"cannot write {output}: {exc.strerror or exc}") from None
+
+
 def _write_table(frame, output):
     """Write a table to ``output``: Parquet by extension, else CSV (``-``: stdout)."""
     try:
@@ -685,6 +706,8 @@ def _cmd_fit(args):
     n_rows = args.rows if args.rows is not None else len(frame)
     synthetic = estimator.sample(n_rows, random_state=args.seed)[input_order]
     _write_table(synthetic, args.output)
+    if args.ledger:
+        _write_ledger(estimator, args.ledger)
 
     if not args.quiet:
         wl = estimator.workload_
@@ -713,10 +736,7 @@ def _cmd_fit(args):
 def _cmd_evaluate(args):
     from .metrics import workload_error
 
-    # Evaluation reads the real data by design: a domain drafted from it is no leak here.
-    real, _, params, _ = _read_with_domain(args, args.real, quiet_draft=True)
-    synthetic, _ = convert_table(frame_of(read_source(args.synthetic), as_text=True), params,
-                                 args.synthetic)
+    real, synthetic, params = _read_real_and_synthetic(args)
     workload = _choose_workload(args, params, real)
     workload.fit(real)
     result = workload_error(workload, real, synthetic)
@@ -754,19 +774,66 @@ def _cmd_domain(args):
     from .domain_draft import MARK
 
     draft = _draft(read_source(args.input), args)
-    text = json.dumps(draft, indent=2) + "\n"
-    if args.output == "-":
-        sys.stdout.write(text)
-    else:
-        try:
-            with open(args.output, "w", encoding="utf-8") as f:
-                f.write(text)
-        except OSError as exc:
-            raise CLIError(f"cannot write {args.output}: {exc.strerror or exc}") from None
+    _write_text(json.dumps(draft, indent=2) + "\n", args.output)
     marked = [col for col, entry in draft.items() if entry.get(MARK)]
     _note(args, f"drafted the domain of {len(draft)} columns"
                 + ("" if args.output == "-" else f" to {args.output}")
                 + (f"; review the {len(marked)} entries marked {MARK!r}" if marked else ""))
+    return 0
+
+
+def _write_ledger(estimator, path):
+    """The fitted estimator's privacy spent as JSON, for ``privsyn report --ledger``."""
+    ledger = estimator.ledger_
+    payload = {
+        "estimator": type(estimator).__name__,
+        "epsilon": estimator.epsilon_,
+        "delta": estimator.delta_,
+        "rho_budget": ledger.rho_budget,
+        "rho_spent": ledger.rho_spent,
+        "entries": [{"mechanism": e.mechanism, "rho": e.rho, "count": e.count}
+                    for e in ledger.entries],
+    }
+    try:
+        with open(path, "w", encoding="utf-8") as f:
+            json.dump(payload, f, indent=2)
+    except OSError as exc:
+        raise CLIError(f"cannot write {path}: {exc.strerror or exc}") from None
+
+
+def _read_ledger(path):
+    """(PrivacyLedger, delta) rebuilt by charging every entry of a ledger JSON file."""
+    from .privacy import PrivacyLedger
+
+    try:
+        with open(path, encoding="utf-8") as f:
+            payload = json.load(f)
+        ledger = PrivacyLedger(payload["rho_budget"])
+        for entry in payload["entries"]:
+            ledger.charge(entry["mechanism"], entry["rho"], entry["count"])
+        return ledger, payload["delta"]
+    except OSError as exc:
+        raise CLIError(f"cannot read ledger file {path}: {exc.strerror or exc}") from None
+    except (json.JSONDecodeError, KeyError, TypeError) as exc:
+        raise CLIError(f"ledger file {path} is not a ledger written by privsyn fit "
+                       f"--ledger: {exc!r}") from None
+
+
+def _cmd_report(args):
+    from .report import quality_report
+
+    real, synthetic, params = _read_real_and_synthetic(args)
+    if args.target is not None and args.target not in real.columns:
+        raise CLIError(f"--target {args.target!r} is not a column of the domain; its columns "
+                       f"are {list(real.columns)}")
+    ledger, delta = _read_ledger(args.ledger) if args.ledger else (None, None)
+    workload = _choose_workload(args, params, real)
+    page = quality_report(real, synthetic, workload=workload, ledger=ledger, delta=delta,
+                          target=args.target, title=f"Synthetic data quality: {args.synthetic}")
+    _write_text(page, args.output)
+    if args.output != "-":
+        _note(args, f"wrote the report to {args.output} (it reads the real data: it is for "
+                    "you, not for release)")
     return 0
 
 
@@ -878,6 +945,9 @@ def build_parser():
                            "accuracy, never privacy; not for mwem")
     algo.add_argument("--time-limit", type=_positive_float, metavar="SECONDS",
                       help="time limit per oracle call (default: none)")
+    algo.add_argument("--ledger", metavar="FILE",
+                      help="also write the privacy spent (the ledger) as JSON, for "
+                           "privsyn report")
     algo.add_argument("--infer-domain", action="store_true",
                       help="read the domain from the data instead of --domain (NOT private)")
     _add_workload_options(fit, "seed for the choice of marginals and for the algorithm "
@@ -926,6 +996,34 @@ def build_parser():
                         help="where to write the domain JSON (default: '-', stdout)")
     _add_draft_options(domain)
     domain.set_defaults(func=_cmd_domain, subparser=domain)
+
+    report = sub.add_parser(
+        "report",
+        help="an HTML page showing how good a synthetic CSV is (NOT private)",
+        description="One self-contained HTML page comparing SYNTHETIC with REAL: per-column\n"
+        "distributions, a heat map of each pair of columns' total variation distance,\n"
+        "the workload's errors and worst marginals, train-on-synthetic test-on-real\n"
+        "accuracy for --target, and the privacy spent from --ledger.\n\n"
+        "This reads the real data: the page is for the data owner and is NOT\n"
+        "differentially private.",
+        epilog="example:\n"
+               "  privsyn fit real.csv --domain domain.json --seed 0 --ledger ledger.json "
+               "-o synthetic.csv\n"
+               "  privsyn report real.csv synthetic.csv --domain domain.json --seed 0 \\\n"
+               "      --target income --ledger ledger.json -o report.html",
+        formatter_class=formatter,
+    )
+    report.add_argument("real", metavar="REAL", help="the real CSV or Parquet file")
+    report.add_argument("synthetic", metavar="SYNTHETIC", help="the synthetic CSV or Parquet file")
+    report.add_argument("-o", "--output", default="-", metavar="FILE",
+                        help="where to write the HTML page (default: '-', stdout)")
+    report.add_argument("--target", metavar="COLUMN",
+                        help="column to predict in the train-on-synthetic section")
+    report.add_argument("--ledger", metavar="FILE",
+                        help="the privacy ledger written by privsyn fit --ledger")
+    _add_workload_options(report, "seed for the choice of marginals; use fit's to report "
+                                  "on the fitted workload (default: fresh)")
+    report.set_defaults(func=_cmd_report, subparser=report)
 
     demo = sub.add_parser(
         "demo",

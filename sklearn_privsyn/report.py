@@ -1,0 +1,367 @@
+"""A quality report of synthetic data: one self-contained HTML page.
+
+:func:`quality_report` compares a synthetic table with the real one it was
+made from and returns an HTML page with every plot embedded (base64 PNG, no
+external file): per-column distributions, a heat map of the total variation
+distance (TVD) of every pair of columns, the workload's errors (max and mean
+absolute error, mean per-marginal TVD as in AIM, the worst marginals),
+train-on-synthetic / test-on-real utility for a target column, and the
+privacy spent when the estimator or its ledger is given.
+
+The report reads the real data: it is for the data owner and is **not**
+differentially private. Release the synthetic data, not the report.
+
+Plots need matplotlib (``pip install 'sklearn-privsyn[report]'``).
+"""
+
+from __future__ import annotations
+
+import base64
+import html
+import io
+import warnings
+
+import numpy as np
+import pandas as pd
+from sklearn.base import clone
+from sklearn.exceptions import NotFittedError
+from sklearn.utils.validation import check_is_fitted
+
+from .metrics import workload_error
+from .utility import train_synthetic_test_real
+
+__all__ = ["SECTIONS", "quality_report", "write_report"]
+
+#: ``id`` -> heading of every section of the page, in order.
+SECTIONS = {
+    "privacy": "Privacy spent",
+    "workload": "Workload error",
+    "columns": "Per-column distributions",
+    "pairs": "Pairwise total variation distance",
+    "utility": "Train on synthetic, test on real",
+}
+
+_NOTICE = (
+    "This report reads the real data. It is for the data owner and is <strong>not</strong> "
+    "differentially private: release the synthetic data, never this page."
+)
+
+_STYLE = """
+body { font-family: system-ui, sans-serif; margin: 2em auto; max-width: 1100px;
+       color: #222; line-height: 1.45; }
+.notice { background: #fff4e5; border-left: 4px solid #e8a33d; padding: 0.6em 1em; }
+table { border-collapse: collapse; margin: 0.6em 0; }
+th, td { border: 1px solid #ccc; padding: 0.25em 0.6em; text-align: right; }
+th { background: #f3f3f3; }
+img { max-width: 100%; }
+"""
+
+
+def _pyplot():
+    try:
+        import matplotlib
+
+        matplotlib.use("Agg", force=False)
+        import matplotlib.pyplot as plt
+    except ImportError:
+        raise ImportError(
+            "The quality report draws its plots with matplotlib, which is not installed; "
+            "install it with pip install 'sklearn-privsyn[report]'."
+        ) from None
+    return plt
+
+
+def _png(fig):
+    """The figure as an ``<img>`` tag with the PNG inline."""
+    plt = _pyplot()
+    buffer = io.BytesIO()
+    fig.savefig(buffer, format="png", dpi=90, bbox_inches="tight")
+    plt.close(fig)
+    data = base64.b64encode(buffer.getvalue()).decode("ascii")
+    return f'<img alt="plot" src="data:image/png;base64,{data}"/>'
+
+
+def _table(frame, float_format="{:.4f}"):
+    """A DataFrame as an escaped HTML table (index as the first column)."""
+    head = "".join(f"<th>{html.escape(str(c))}</th>" for c in [frame.index.name or ""]
+                   + list(frame.columns))
+    body = []
+    for index, *row in frame.itertuples(name=None):
+        cells = [f"<th>{html.escape(str(index))}</th>"]
+        for value in row:
+            text = float_format.format(value) if isinstance(value, float) else str(value)
+            cells.append(f"<td>{html.escape(text)}</td>")
+        body.append("<tr>" + "".join(cells) + "</tr>")
+    return f"<table><thead><tr>{head}</tr></thead><tbody>{''.join(body)}</tbody></table>"
+
+
+def _refit(workload, real, marginals):
+    """The workload's encoding, fitted on ``real``, with other marginals."""
+    params = {"marginals": marginals, "n_marginals": None, "max_cells": None}
+    with warnings.catch_warnings():
+        # the report reads the real data by design: a domain learned here is no leak
+        warnings.simplefilter("ignore")
+        return clone(workload).set_params(**params).fit(real)
+
+
+def column_distributions(workload, real, synthetic):
+    """Real and synthetic shares of every code of every column.
+
+    Returns
+    -------
+    shares : dict
+        Column -> DataFrame with the code labels as index and columns
+        ``"real"`` and ``"synthetic"`` (fractions of rows).
+    """
+    one_way = _refit(workload, real, [(c,) for c in workload.columns_])
+    labels = one_way.get_feature_names_out()
+    real_answers, synthetic_answers = one_way.answer(real), one_way.answer(synthetic)
+    shares = {}
+    for j, col in enumerate(one_way.columns_):
+        cells = slice(one_way.marginal_offsets_[j], one_way.marginal_offsets_[j + 1])
+        prefix = len(str(col)) + 1
+        shares[col] = pd.DataFrame(
+            {"real": real_answers[cells], "synthetic": synthetic_answers[cells]},
+            index=[label[prefix:] for label in labels[cells]],
+        )
+    return shares
+
+
+def pair_tvd(workload, real, synthetic):
+    """Total variation distance of every 2-way marginal, as a symmetric matrix.
+
+    Returns
+    -------
+    tvd : DataFrame of shape (n_columns, n_columns)
+        Zero on the diagonal.
+    """
+    columns = list(workload.columns_)
+    pairs = [(a, b) for i, a in enumerate(columns) for b in columns[i + 1:]]
+    matrix = pd.DataFrame(0.0, index=columns, columns=columns)
+    if pairs:
+        error = workload_error(_refit(workload, real, pairs), real, synthetic)
+        for (a, b), tvd in zip(error.marginals, error.per_marginal_tvd, strict=True):
+            matrix.loc[a, b] = matrix.loc[b, a] = tvd
+    return matrix
+
+
+def _privacy_section(estimator, ledger, delta):
+    if estimator is not None:
+        ledger = getattr(estimator, "ledger_", None)
+        if ledger is None:
+            raise ValueError(
+                f"estimator {type(estimator).__name__} has no ledger_; fit it first."
+            )
+        delta = estimator.delta_
+        summary = (f"({estimator.epsilon_:.4g}, {delta:.3g})-differentially private: zCDP "
+                   f"rho {ledger.rho_spent:.4g} spent of {estimator.rho_:.4g}.")
+    elif ledger is not None:
+        summary = f"zCDP rho {ledger.rho_spent:.4g} spent of {ledger.rho_budget:.4g}"
+        if delta is not None and ledger.rho_spent > 0:
+            summary += f": ({ledger.epsilon(delta):.4g}, {delta:.3g})-differentially private"
+        summary += "."
+    else:
+        return ("<p>Not shown: no estimator or ledger was given. The page cannot tell how "
+                "the synthetic data was made.</p>")
+    by_mechanism = ledger.to_frame().groupby("mechanism", sort=False).agg(
+        charges=("count", "sum"), rho=("total_rho", "sum")
+    )
+    return f"<p>{html.escape(summary)}</p>" + _table(by_mechanism, "{:.4g}")
+
+
+def _workload_section(workload, real, synthetic, n_worst):
+    plt = _pyplot()
+    error = workload_error(workload, real, synthetic)
+    tvd = error.per_marginal_tvd
+    summary = pd.DataFrame(
+        {"value": [error.max_error, error.mean_error, float(tvd.mean()), error.max_tvd]},
+        index=pd.Index(["max absolute error", "mean absolute error",
+                        "mean per-marginal TVD", "max per-marginal TVD"], name="measure"),
+    )
+    worst = error.to_frame().sort_values("tvd", ascending=False, kind="stable").head(n_worst)
+    fig, ax = plt.subplots(figsize=(6, 2.6))
+    ax.hist(tvd, bins=min(30, max(5, len(tvd))), color="#4c72b0")
+    ax.set_xlabel("total variation distance of a marginal")
+    ax.set_ylabel("marginals")
+    return (
+        f"<p>{len(error.marginals)} marginals, {workload.n_queries_:,} cells; "
+        f"{len(real):,} real and {len(synthetic):,} synthetic rows. Errors are differences "
+        "of fractions of rows over every cell; a marginal's total variation distance is "
+        "half the sum of its cells' errors (AIM's measure).</p>"
+        + _table(summary)
+        + _png(fig)
+        + f"<h3>The {len(worst)} worst marginals</h3>"
+        + _table(worst.set_index("marginal"))
+    )
+
+
+def _columns_section(workload, real, synthetic):
+    plt = _pyplot()
+    shares = column_distributions(workload, real, synthetic)
+    n = len(shares)
+    ncols = 3
+    nrows = -(-n // ncols)
+    fig, axes = plt.subplots(nrows, ncols, figsize=(12, 2.6 * nrows), squeeze=False)
+    for ax, (col, frame) in zip(axes.ravel(), shares.items()):
+        x = np.arange(len(frame))
+        ax.bar(x - 0.2, frame["real"], width=0.4, label="real", color="#4c72b0")
+        ax.bar(x + 0.2, frame["synthetic"], width=0.4, label="synthetic", color="#dd8452")
+        ax.set_title(str(col), fontsize=10)
+        if len(frame) <= 12:
+            ax.set_xticks(x, [str(v)[:12] for v in frame.index], rotation=45, ha="right",
+                          fontsize=7)
+        else:
+            ax.set_xticks([])
+            ax.set_xlabel(f"{len(frame)} values or bins", fontsize=8)
+    for ax in axes.ravel()[n:]:
+        ax.set_visible(False)
+    axes.ravel()[0].legend(fontsize=8)
+    fig.tight_layout()
+    return ("<p>Share of rows with each value (or in each bin) of every column, real beside "
+            "synthetic.</p>" + _png(fig))
+
+
+def _pairs_section(workload, real, synthetic):
+    plt = _pyplot()
+    matrix = pair_tvd(workload, real, synthetic)
+    size = max(4.0, 0.45 * len(matrix) + 2)
+    fig, ax = plt.subplots(figsize=(size, size * 0.85))
+    values = matrix.to_numpy(copy=True)
+    np.fill_diagonal(values, np.nan)  # a column against itself: left blank
+    image = ax.imshow(values, cmap="viridis", vmin=0)
+    labels = [str(c) for c in matrix.columns]
+    ax.set_xticks(range(len(labels)), labels, rotation=60, ha="right", fontsize=8)
+    ax.set_yticks(range(len(labels)), labels, fontsize=8)
+    fig.colorbar(image, ax=ax, label="total variation distance")
+    upper = matrix.to_numpy()[np.triu_indices(len(matrix), 1)]
+    mean = f"{upper.mean():.4f}" if upper.size else "n/a"
+    return (f"<p>Total variation distance between the real and synthetic distributions of "
+            f"every pair of columns (mean over pairs {mean}); 0 is identical, 1 disjoint.</p>"
+            + _png(fig))
+
+
+def _utility_section(workload, real, synthetic, target, random_state):
+    if target is None:
+        return ("<p>Not shown: no target column was given (<code>target=</code>, or "
+                "<code>--target</code> on the command line).</p>")
+    scores = train_synthetic_test_real(real, synthetic, target, workload=workload,
+                                       random_state=random_state)
+    return (
+        f"<p>Accuracy in predicting <code>{html.escape(str(target))}</code> on a held-out 30% "
+        "of the real rows, for models trained on the other 70% of the real rows and on the "
+        "synthetic rows. Unless the synthesizer was fitted without the held-out rows, they "
+        "also shaped the synthetic data.</p>" + _table(scores)
+    )
+
+
+def quality_report(real, synthetic, *, workload=None, estimator=None, ledger=None,
+                   delta=None, target=None, title="Synthetic data quality report",
+                   n_worst=10, random_state=0):
+    """An HTML page comparing synthetic data with the real data.
+
+    Parameters
+    ----------
+    real, synthetic : DataFrame
+        The real table and the synthetic one (same columns).
+    workload : QueryWorkload, default=None
+        The workload whose error is reported, and whose encoding is used
+        everywhere (fitted, or fitted here on ``real``). None uses the
+        estimator's ``workload_``.
+    estimator : fitted synthesizer, default=None
+        Gives the privacy spent (``epsilon_``, ``delta_``, ``ledger_``) and,
+        without ``workload``, the workload.
+    ledger : PrivacyLedger, default=None
+        The privacy spent, when there is no estimator; ``delta`` converts it
+        to (epsilon, delta).
+    delta : float, default=None
+        For ``ledger``.
+    target : str, default=None
+        Column for the train-on-synthetic, test-on-real section.
+    title : str, default="Synthetic data quality report"
+    n_worst : int, default=10
+        Worst marginals listed.
+    random_state : int, default=0
+        Seed of the utility section's split and models.
+
+    Returns
+    -------
+    page : str
+        A complete HTML document; every section of :data:`SECTIONS` has
+        an element with that ``id``.
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> from sklearn_privsyn.report import quality_report
+    >>> from sklearn_privsyn.workload import QueryWorkload
+    >>> real = pd.DataFrame({"a": [0, 1, 1, 0], "b": ["x", "y", "y", "y"]})
+    >>> synthetic = pd.DataFrame({"a": [0, 1], "b": ["y", "y"]})
+    >>> wl = QueryWorkload(domain={"a": 2, "b": ["x", "y"]}, k=2)
+    >>> page = quality_report(real, synthetic, workload=wl)
+    >>> page.startswith("<!DOCTYPE html>"), 'id="pairs"' in page
+    (True, True)
+    """
+    _pyplot()  # fail early, with the install hint, when matplotlib is missing
+    if workload is None:
+        if estimator is None:
+            raise ValueError("Give workload= (a QueryWorkload) or a fitted estimator=.")
+        workload = getattr(estimator, "workload_", None)
+        if workload is None:
+            raise ValueError(f"estimator {type(estimator).__name__} has no workload_; fit it "
+                             "first or give workload=.")
+    try:
+        check_is_fitted(workload)
+    except NotFittedError:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # reading the real data is the report's job
+            workload = clone(workload).fit(real)
+    for name, frame in (("real", real), ("synthetic", synthetic)):
+        if not isinstance(frame, pd.DataFrame):
+            raise TypeError(f"{name} must be a DataFrame; got {type(frame).__name__}.")
+        missing = [c for c in workload.columns_ if c not in frame.columns]
+        if missing:
+            raise ValueError(f"{name} has no column {missing[0]!r} (a column of the workload).")
+    real = real[list(workload.columns_)]
+    synthetic = synthetic[list(workload.columns_)]
+
+    bodies = {
+        "privacy": _privacy_section(estimator, ledger, delta),
+        "workload": _workload_section(workload, real, synthetic, n_worst),
+        "columns": _columns_section(workload, real, synthetic),
+        "pairs": _pairs_section(workload, real, synthetic),
+        "utility": _utility_section(workload, real, synthetic, target, random_state),
+    }
+    sections = "".join(
+        f'<section id="{key}"><h2>{html.escape(SECTIONS[key])}</h2>{bodies[key]}</section>'
+        for key in SECTIONS
+    )
+    heading = html.escape(title)
+    return (
+        "<!DOCTYPE html>\n"
+        f'<html lang="en"><head><meta charset="utf-8"/><title>{heading}</title>'
+        f"<style>{_STYLE}</style></head><body>"
+        f"<h1>{heading}</h1>"
+        f'<p class="notice" id="notice">{_NOTICE}</p>'
+        f"{sections}</body></html>\n"
+    )
+
+
+def write_report(path, real, synthetic, **kwargs):
+    """Write :func:`quality_report`'s page to ``path`` (UTF-8).
+
+    Parameters
+    ----------
+    path : str or path-like
+    real, synthetic : DataFrame
+    **kwargs
+        Passed to :func:`quality_report`.
+
+    Returns
+    -------
+    path : str or path-like
+        ``path``, for convenience.
+    """
+    page = quality_report(real, synthetic, **kwargs)
+    with open(path, "w", encoding="utf-8") as f:
+        f.write(page)
+    return path

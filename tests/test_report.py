@@ -1,0 +1,202 @@
+"""Tests of the quality report (sklearn_privsyn.report) and train-on-synthetic utility."""
+
+import base64
+import builtins
+import json
+from html.parser import HTMLParser
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from sklearn_privsyn import DQRS, PrivacyLedger, QueryWorkload
+from sklearn_privsyn.cli import main
+from sklearn_privsyn.metrics import workload_error
+from sklearn_privsyn.report import SECTIONS, column_distributions, pair_tvd, quality_report
+from sklearn_privsyn.utility import train_synthetic_test_real
+
+pytest.importorskip("matplotlib", reason="the report needs matplotlib (pip install -e '.[report]')")
+
+_VOID = {"meta", "img", "br", "hr", "link", "input", "col", "source", "wbr"}
+
+
+class _Checker(HTMLParser):
+    """Tag balance, ids and images of a page."""
+
+    def __init__(self):
+        super().__init__()
+        self.stack, self.ids, self.images, self.errors = [], [], [], []
+
+    def handle_starttag(self, tag, attrs):
+        attrs = dict(attrs)
+        if "id" in attrs:
+            self.ids.append(attrs["id"])
+        if tag == "img":
+            self.images.append(attrs["src"])
+        if tag not in _VOID:
+            self.stack.append(tag)
+
+    def handle_startendtag(self, tag, attrs):
+        self.handle_starttag(tag, attrs)
+        if tag not in _VOID:
+            self.stack.pop()
+
+    def handle_endtag(self, tag):
+        if not self.stack or self.stack[-1] != tag:
+            self.errors.append(f"</{tag}> closes {self.stack[-1:]} ")
+        else:
+            self.stack.pop()
+
+
+def _check(page):
+    checker = _Checker()
+    checker.feed(page)
+    checker.close()
+    assert checker.errors == [] and checker.stack == [], (checker.errors, checker.stack)
+    return checker
+
+
+@pytest.fixture(scope="module")
+def tables():
+    rng = np.random.default_rng(0)
+    n = 300
+    x = rng.integers(0, 3, n)
+    real = pd.DataFrame({
+        "x": x,
+        "colour": np.where(x == 0, "red", rng.choice(["red", "blue"], n)),
+        "amount": rng.uniform(0, 100, n),
+        "y": np.where(rng.random(n) < 0.85, x > 0, x == 0),
+    })
+    workload = QueryWorkload(domain={"x": 3, "colour": ["red", "blue"], "y": [False, True]},
+                             bounds={"amount": (0, 100)}, bins={"amount": 4}, k=2)
+    estimator = DQRS(epsilon=2, workload=workload, solver="brute", random_state=0).fit(real)
+    synthetic = estimator.sample(n, random_state=0)
+    return real, synthetic, workload, estimator
+
+
+def test_report_is_well_formed_and_holds_every_section(tables):
+    real, synthetic, _, estimator = tables
+    page = quality_report(real, synthetic, estimator=estimator, target="y",
+                          title="<Test & report>")
+    checker = _check(page)
+    assert page.startswith("<!DOCTYPE html>")
+    assert checker.ids == ["notice", *SECTIONS]
+    for heading in SECTIONS.values():
+        assert f"<h2>{heading}</h2>" in page
+    assert "&lt;Test &amp; report&gt;" in page  # text is escaped
+    assert "not</strong> differentially private" in page
+    # plots are inline PNGs: columns, pairs and the TVD histogram; no external file
+    assert len(checker.images) == 3
+    for src in checker.images:
+        assert src.startswith("data:image/png;base64,")
+        assert base64.b64decode(src.split(",", 1)[1])[:8] == b"\x89PNG\r\n\x1a\n"
+    assert f"{estimator.epsilon_:.4g}" in page
+    assert "logistic regression" in page and "gradient boosting" in page
+
+
+def test_report_figures_match_the_metrics(tables):
+    real, synthetic, _, estimator = tables
+    error = workload_error(estimator.workload_, real, synthetic)
+    page = quality_report(real, synthetic, estimator=estimator)
+    for value in (error.max_error, error.mean_error, error.per_marginal_tvd.mean()):
+        assert f"<td>{value:.4f}</td>" in page
+    assert "no target column was given" in page
+
+
+def test_report_without_privacy_says_so_and_a_ledger_is_converted(tables):
+    real, synthetic, workload, _ = tables
+    page = quality_report(real, synthetic, workload=workload)
+    assert "no estimator or ledger was given" in page
+    ledger = PrivacyLedger(0.5)
+    ledger.charge("gaussian_mechanism", 0.1, count=2)
+    page = quality_report(real, synthetic, workload=workload, ledger=ledger, delta=1e-6)
+    assert f"({ledger.epsilon(1e-6):.4g}, 1e-06)-differentially private" in page
+
+
+def test_column_distributions_and_pair_tvd(tables):
+    real, synthetic, workload, _ = tables
+    fitted = QueryWorkload(**{k: v for k, v in workload.get_params().items()}).fit(real)
+    shares = column_distributions(fitted, real, synthetic)
+    assert list(shares) == ["x", "colour", "amount", "y"]
+    expected = real["colour"].value_counts(normalize=True)
+    assert shares["colour"]["real"].to_dict() == pytest.approx(expected.to_dict())
+    assert list(shares["amount"].index) == ["[0, 25)", "[25, 50)", "[50, 75)", "[75, 100]"]
+    matrix = pair_tvd(fitted, real, synthetic)
+    assert np.allclose(matrix, matrix.T) and np.all(np.diag(matrix) == 0)
+    by_hand = 0.5 * (pd.crosstab(real["x"], real["colour"], normalize=True)
+                     .sub(pd.crosstab(synthetic["x"], synthetic["colour"], normalize=True),
+                          fill_value=0).abs().to_numpy().sum())
+    assert matrix.loc["x", "colour"] == pytest.approx(by_hand)
+
+
+@pytest.mark.parametrize(
+    "kwargs, error, match",
+    [
+        ({}, ValueError, "Give workload= .* or a fitted estimator="),
+        ({"workload": "W", "target": "nope"}, ValueError, "target 'nope' is not a column"),
+    ],
+)
+def test_report_errors(tables, kwargs, error, match):
+    real, synthetic, workload, _ = tables
+    if kwargs.get("workload") == "W":
+        kwargs = {**kwargs, "workload": workload}
+    with pytest.raises(error, match=match):
+        quality_report(real, synthetic, **kwargs)
+
+
+def test_report_without_matplotlib_says_how_to_install(tables, monkeypatch):
+    real, synthetic, workload, _ = tables
+    real_import = builtins.__import__
+
+    def no_matplotlib(name, *args, **kwargs):
+        if name.startswith("matplotlib"):
+            raise ImportError("no matplotlib here")
+        return real_import(name, *args, **kwargs)
+
+    monkeypatch.setattr(builtins, "__import__", no_matplotlib)
+    with pytest.raises(ImportError, match=r"pip install 'sklearn-privsyn\[report\]'"):
+        quality_report(real, synthetic, workload=workload)
+
+
+def test_train_on_synthetic_scores_a_copy_of_real_like_real(tables):
+    real, _, workload, _ = tables
+    scores = train_synthetic_test_real(real, real, "y", workload=workload,
+                                       real_test=real.iloc[:100])
+    assert list(scores.index) == ["logistic regression", "gradient boosting", "majority class"]
+    assert np.allclose(scores["train on real"], scores["train on synthetic"])
+    assert scores.loc["logistic regression", "train on real"] > 0.8
+    majority = (real["y"].iloc[:100] == real["y"].mode()[0]).mean()
+    assert scores.loc["majority class", "train on real"] == pytest.approx(majority)
+
+
+def test_train_on_synthetic_with_one_class_predicts_it(tables):
+    real, _, workload, _ = tables
+    one_class = real.assign(y=True)
+    scores = train_synthetic_test_real(real, one_class, "y", workload=workload)
+    held_out_true = scores.loc["majority class", "train on synthetic"]
+    assert np.allclose(scores["train on synthetic"], held_out_true)
+
+
+def test_report_command(tmp_path, capsys, tables):
+    real, synthetic, _, _ = tables
+    real.to_csv(tmp_path / "real.csv", index=False)
+    domain = {"x": 3, "colour": ["red", "blue"], "amount": {"bounds": [0, 100], "bins": 4},
+              "y": [False, True]}
+    (tmp_path / "d.json").write_text(json.dumps(domain))
+    common = ["--domain", str(tmp_path / "d.json"), "--k", "2", "--seed", "0"]
+    assert main(["fit", str(tmp_path / "real.csv"), *common, "--algorithm", "dqrs", "--rounds", "3",
+                 "--solver", "brute", "--ledger", str(tmp_path / "ledger.json"),
+                 "-o", str(tmp_path / "syn.csv")]) == 0
+    err = capsys.readouterr().err
+    assert main(["report", str(tmp_path / "real.csv"), str(tmp_path / "syn.csv"), *common,
+                 "--target", "y", "--ledger", str(tmp_path / "ledger.json"),
+                 "-o", str(tmp_path / "report.html")]) == 0
+    assert "not for release" in capsys.readouterr().err
+    page = (tmp_path / "report.html").read_text()
+    assert _check(page).ids == ["notice", *SECTIONS]
+    spent = json.loads((tmp_path / "ledger.json").read_text())
+    assert f"({spent['epsilon']:.4g}, {spent['delta']:.3g})-differentially private" in page
+    assert f"privacy spent: ({spent['epsilon']:.4g}" in err
+    assert main(["report", str(tmp_path / "real.csv"), str(tmp_path / "syn.csv"), *common,
+                 "--target", "nope"]) == 1
+    assert "--target 'nope' is not a column" in capsys.readouterr().err
