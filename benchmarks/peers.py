@@ -98,6 +98,7 @@ class SmartNoisePeer(BaseEstimator):
         sample = sample[list(X.columns)].astype(np.int64)
         self.workload_ = workload
         self.answers_ = workload.answer(sample)
+        self.sample_ = sample  # the runner's train-on-synthetic rows
         self.delta_ = float(delta)
         self.epsilon_ = float(self.epsilon)
         self.model_ = model

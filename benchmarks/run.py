@@ -88,6 +88,15 @@ DEFAULT_DATA_DIR = Path(
     os.environ.get("PRIVSYN_SHARED_DATASETS", HERE.parent.parent / "shared" / "datasets")
 )
 
+#: Columns filled by ``quality_metrics``: mean per-marginal TVD (AIM's measure)
+#: of the estimator's answers, the same three errors on the rows ``sample(n)``
+#: returns, and train-on-synthetic, test-on-real accuracy for ``target`` (the
+#: dataset's last column). New measures go here and in ``quality_metrics``.
+QUALITY_COLUMNS = [
+    "mean_tvd", "sample_max_error", "sample_mean_error", "sample_mean_tvd", "target",
+    "tstr_logreg", "tstr_boosting", "tstr_majority",
+]
+
 #: Columns of the results CSV, in order.
 COLUMNS = [
     "run_id", "algorithm", "estimator", "params", "dataset", "n", "n_attributes", "d",
@@ -95,6 +104,7 @@ COLUMNS = [
     "epsilon_spent", "seed", "max_error", "mean_error", "fit_seconds", "total_seconds",
     "peak_rss_mb", "base_rss_mb", "rounds", "oracle_calls", "oracle_seconds", "timeouts",
     "fallbacks", "status", "error", "started", "host", "marginals", "fit_rss_mb",
+    *QUALITY_COLUMNS,
 ]
 
 #: name -> (module, attribute); modules starting with "." are in the package.
@@ -248,6 +258,47 @@ def load_dataset(name, data_dir=DEFAULT_DATA_DIR):
     return frame, {"domain": domain}
 
 
+def synthetic_rows(spec, estimator, n_rows):
+    """``sample(n)``'s rows (a peer's own sample), or None for answer-only baselines."""
+    if hasattr(estimator, "sample"):
+        return estimator.sample(n_rows, random_state=spec["seed"])
+    return getattr(estimator, "sample_", None)
+
+
+def quality_metrics(spec, workload, frame, estimator, answer_error):
+    """The ``QUALITY_COLUMNS`` of one fitted run.
+
+    ``answer_error`` is the absolute error of the estimator's answers on every
+    cell. Train-on-synthetic accuracy is measured on a held-out 30% of the
+    real rows (split with seed 0); the synthesizer was fitted on all rows,
+    so those rows also shaped the synthetic data.
+    """
+    import numpy as np
+
+    from sklearn_privsyn.metrics import workload_error
+    from sklearn_privsyn.utility import train_synthetic_test_real
+
+    offsets = workload.marginal_offsets_[:-1]
+    metrics = {"mean_tvd": float(np.mean(0.5 * np.add.reduceat(answer_error, offsets)))}
+    synthetic = synthetic_rows(spec, estimator, len(frame))
+    if synthetic is None:
+        return metrics
+    sampled = workload_error(workload, frame, synthetic)
+    target = frame.columns[-1]
+    scores = train_synthetic_test_real(frame, synthetic, target, workload=workload,
+                                       train_on_real=False, random_state=0)
+    metrics.update(
+        sample_max_error=sampled.max_error,
+        sample_mean_error=sampled.mean_error,
+        sample_mean_tvd=float(sampled.per_marginal_tvd.mean()),
+        target=target,
+        tstr_logreg=float(scores.loc["logistic regression", "train on synthetic"]),
+        tstr_boosting=float(scores.loc["gradient boosting", "train on synthetic"]),
+        tstr_majority=float(scores.loc["majority class", "train on synthetic"]),
+    )
+    return metrics
+
+
 def _make_estimator(spec, workload):
     module_name, attr = ALGORITHMS[spec["estimator"]]
     module = importlib.import_module(module_name)
@@ -336,6 +387,7 @@ def execute(spec, base_rss_mb=None):
         error = np.abs(true_answers - answers)
         row["max_error"] = float(error.max())
         row["mean_error"] = float(error.mean())
+        row.update(quality_metrics(spec, workload, frame, estimator, error))
         row["delta"] = getattr(estimator, "delta_", spec["delta"])
         row["rho_budget"] = getattr(estimator, "rho_", None)
         ledger = getattr(estimator, "ledger_", None)

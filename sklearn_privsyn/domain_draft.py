@@ -82,7 +82,7 @@ def draft_domain(X, *, max_categories=DEFAULT_MAX_CATEGORIES, bins=DEFAULT_BINS)
     >>> import warnings
     >>> import pandas as pd
     >>> from sklearn_privsyn.domain_draft import draft_domain
-    >>> X = pd.DataFrame({"colour": ["red", "blue", "red"], "income": [0, 52000, 1e6],
+    >>> X = pd.DataFrame({"colour": ["red", "blue", "red"], "income": [0, 52e3, 1.5e6],
     ...                   "ok": [True, False, True]})
     >>> with warnings.catch_warnings():
     ...     warnings.simplefilter("ignore")
@@ -90,7 +90,7 @@ def draft_domain(X, *, max_categories=DEFAULT_MAX_CATEGORIES, bins=DEFAULT_BINS)
     >>> draft["colour"]
     {'values': ['blue', 'red'], 'read_from_data': True}
     >>> draft["income"]
-    {'bounds': [0.0, 1000000.0], 'bins': 4, 'read_from_data': True}
+    {'bounds': [0, 1500000], 'bins': 4, 'read_from_data': True}
     >>> draft["ok"]
     {'values': [False, True]}
     """
@@ -152,5 +152,6 @@ def _draft_column(col, series, max_categories, bins):
     lo, hi = float(distinct[0]), float(distinct[-1])
     n_bins = int(bins)
     if integer:
-        n_bins = min(n_bins, int(hi - lo) + 1)
+        lo, hi = int(lo), int(hi)
+        n_bins = min(n_bins, hi - lo + 1)
     return {"bounds": [lo, hi], "bins": n_bins, MARK: True}

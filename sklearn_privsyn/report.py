@@ -30,7 +30,16 @@ from sklearn.utils.validation import check_is_fitted
 from .metrics import workload_error
 from .utility import train_synthetic_test_real
 
-__all__ = ["SECTIONS", "quality_report", "write_report"]
+__all__ = [
+    "SECTIONS",
+    "column_distributions",
+    "columns_figure",
+    "pair_tvd",
+    "pair_tvd_figure",
+    "quality_report",
+    "tvd_histogram_figure",
+    "write_report",
+]
 
 #: ``id`` -> heading of every section of the page, in order.
 SECTIONS = {
@@ -81,7 +90,7 @@ def _png(fig):
     return f'<img alt="plot" src="data:image/png;base64,{data}"/>'
 
 
-def _table(frame, float_format="{:.4f}"):
+def _table(frame, float_format="{:.4g}"):
     """A DataFrame as an escaped HTML table (index as the first column)."""
     head = "".join(f"<th>{html.escape(str(c))}</th>" for c in [frame.index.name or ""]
                    + list(frame.columns))
@@ -169,39 +178,22 @@ def _privacy_section(estimator, ledger, delta):
     return f"<p>{html.escape(summary)}</p>" + _table(by_mechanism, "{:.4g}")
 
 
-def _workload_section(workload, real, synthetic, n_worst):
+def tvd_histogram_figure(tvd):
+    """Histogram of per-marginal total variation distances (a matplotlib Figure)."""
     plt = _pyplot()
-    error = workload_error(workload, real, synthetic)
-    tvd = error.per_marginal_tvd
-    summary = pd.DataFrame(
-        {"value": [error.max_error, error.mean_error, float(tvd.mean()), error.max_tvd]},
-        index=pd.Index(["max absolute error", "mean absolute error",
-                        "mean per-marginal TVD", "max per-marginal TVD"], name="measure"),
-    )
-    worst = error.to_frame().sort_values("tvd", ascending=False, kind="stable").head(n_worst)
     fig, ax = plt.subplots(figsize=(6, 2.6))
     ax.hist(tvd, bins=min(30, max(5, len(tvd))), color="#4c72b0")
     ax.set_xlabel("total variation distance of a marginal")
     ax.set_ylabel("marginals")
-    return (
-        f"<p>{len(error.marginals)} marginals, {workload.n_queries_:,} cells; "
-        f"{len(real):,} real and {len(synthetic):,} synthetic rows. Errors are differences "
-        "of fractions of rows over every cell; a marginal's total variation distance is "
-        "half the sum of its cells' errors (AIM's measure).</p>"
-        + _table(summary)
-        + _png(fig)
-        + f"<h3>The {len(worst)} worst marginals</h3>"
-        + _table(worst.set_index("marginal"))
-    )
+    return fig
 
 
-def _columns_section(workload, real, synthetic):
+def columns_figure(shares, ncols=3):
+    """Bar charts of :func:`column_distributions`, real beside synthetic (a Figure)."""
     plt = _pyplot()
-    shares = column_distributions(workload, real, synthetic)
     n = len(shares)
-    ncols = 3
     nrows = -(-n // ncols)
-    fig, axes = plt.subplots(nrows, ncols, figsize=(12, 2.6 * nrows), squeeze=False)
+    fig, axes = plt.subplots(nrows, ncols, figsize=(4 * ncols, 2.6 * nrows), squeeze=False)
     for ax, (col, frame) in zip(axes.ravel(), shares.items()):
         x = np.arange(len(frame))
         ax.bar(x - 0.2, frame["real"], width=0.4, label="real", color="#4c72b0")
@@ -217,27 +209,58 @@ def _columns_section(workload, real, synthetic):
         ax.set_visible(False)
     axes.ravel()[0].legend(fontsize=8)
     fig.tight_layout()
-    return ("<p>Share of rows with each value (or in each bin) of every column, real beside "
-            "synthetic.</p>" + _png(fig))
+    return fig
 
 
-def _pairs_section(workload, real, synthetic):
+def pair_tvd_figure(matrix):
+    """Heat map of :func:`pair_tvd`'s matrix, diagonal left blank (a Figure)."""
     plt = _pyplot()
-    matrix = pair_tvd(workload, real, synthetic)
     size = max(4.0, 0.45 * len(matrix) + 2)
     fig, ax = plt.subplots(figsize=(size, size * 0.85))
     values = matrix.to_numpy(copy=True)
-    np.fill_diagonal(values, np.nan)  # a column against itself: left blank
+    np.fill_diagonal(values, np.nan)  # a column against itself
     image = ax.imshow(values, cmap="viridis", vmin=0)
     labels = [str(c) for c in matrix.columns]
     ax.set_xticks(range(len(labels)), labels, rotation=60, ha="right", fontsize=8)
     ax.set_yticks(range(len(labels)), labels, fontsize=8)
     fig.colorbar(image, ax=ax, label="total variation distance")
+    return fig
+
+
+def _workload_section(workload, real, synthetic, n_worst):
+    error = workload_error(workload, real, synthetic)
+    tvd = error.per_marginal_tvd
+    summary = pd.DataFrame(
+        {"value": [error.max_error, error.mean_error, float(tvd.mean()), error.max_tvd]},
+        index=pd.Index(["max absolute error", "mean absolute error",
+                        "mean per-marginal TVD", "max per-marginal TVD"], name="measure"),
+    )
+    worst = error.to_frame().sort_values("tvd", ascending=False, kind="stable").head(n_worst)
+    return (
+        f"<p>{len(error.marginals)} marginals, {workload.n_queries_:,} cells; "
+        f"{len(real):,} real and {len(synthetic):,} synthetic rows. Errors are differences "
+        "of fractions of rows over every cell; a marginal's total variation distance is "
+        "half the sum of its cells' errors (AIM's measure).</p>"
+        + _table(summary)
+        + _png(tvd_histogram_figure(tvd))
+        + f"<h3>The {len(worst)} worst marginals</h3>"
+        + _table(worst.set_index("marginal"))
+    )
+
+
+def _columns_section(workload, real, synthetic):
+    figure = columns_figure(column_distributions(workload, real, synthetic))
+    return ("<p>Share of rows with each value (or in each bin) of every column, real beside "
+            "synthetic.</p>" + _png(figure))
+
+
+def _pairs_section(workload, real, synthetic):
+    matrix = pair_tvd(workload, real, synthetic)
     upper = matrix.to_numpy()[np.triu_indices(len(matrix), 1)]
     mean = f"{upper.mean():.4f}" if upper.size else "n/a"
     return (f"<p>Total variation distance between the real and synthetic distributions of "
             f"every pair of columns (mean over pairs {mean}); 0 is identical, 1 disjoint.</p>"
-            + _png(fig))
+            + _png(pair_tvd_figure(matrix)))
 
 
 def _utility_section(workload, real, synthetic, target, random_state):

@@ -60,7 +60,7 @@ def _fit_or_constant(model, X, y):
 
 
 def train_synthetic_test_real(real, synthetic, target, *, workload, real_test=None,
-                              test_size=0.3, models=None, random_state=0):
+                              test_size=0.3, models=None, train_on_real=True, random_state=0):
     """Accuracy on real rows of classifiers trained on synthetic and on real rows.
 
     Parameters
@@ -82,6 +82,9 @@ def train_synthetic_test_real(real, synthetic, target, *, workload, real_test=No
         Share of ``real`` held out when ``real_test`` is None.
     models : list of str, default=None
         Names of :data:`MODELS`; None uses all.
+    train_on_real : bool, default=True
+        Also train on the real training rows (the ``"train on real"``
+        column); False skips those fits.
     random_state : int, default=0
         Seed of the split and of the models.
 
@@ -134,16 +137,16 @@ def train_synthetic_test_real(real, synthetic, target, *, workload, real_test=No
         return codes[:, features], codes[:, t]
 
     X_test, y_test = split(test_codes)
-    rows = {}
-    for name in names:
-        rows[name] = [
-            float(np.mean(_fit_or_constant(MODELS[name](sizes, random_state), *split(codes))
+    trained_on = {"train on real": train_codes} if train_on_real else {}
+    trained_on["train on synthetic"] = synthetic_codes
+    factories = {name: MODELS[name] for name in names}
+    factories["majority class"] = lambda sizes, seed: DummyClassifier()
+    scores = {
+        name: [
+            float(np.mean(_fit_or_constant(make(sizes, random_state), *split(codes))
                           .predict(X_test) == y_test))
-            for codes in (train_codes, synthetic_codes)
+            for codes in trained_on.values()
         ]
-    rows["majority class"] = [
-        float(np.mean(DummyClassifier().fit(*split(codes)).predict(X_test) == y_test))
-        for codes in (train_codes, synthetic_codes)
-    ]
-    return pd.DataFrame.from_dict(rows, orient="index",
-                                  columns=["train on real", "train on synthetic"])
+        for name, make in factories.items()
+    }
+    return pd.DataFrame.from_dict(scores, orient="index", columns=list(trained_on))

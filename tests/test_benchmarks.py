@@ -307,3 +307,24 @@ def test_dominant_values_give_columns_a_majority_value():
         assert Y[name].between(0, size - 1).all()
     untouched = datagen.with_dominant_values(X, domain, share=0.0, random_state=0)
     pd.testing.assert_frame_equal(untouched, X)
+
+
+def test_rows_carry_tvd_and_train_on_synthetic_accuracy(tmp_path, dataset):
+    out = tmp_path / "runs.csv"
+    specs = _grid(dataset, [{"name": "fem", "params": FEM_FAST}, "hdmm"])
+    run.run_grid(specs, out, isolation="none", progress=False)
+    _, written = _read(out)
+    fem = next(r for r in written if r["algorithm"] == "fem")
+    hdmm = next(r for r in written if r["algorithm"] == "hdmm")
+    target = list(DOMAIN)[-1]
+    assert fem["target"] == target
+    for name in ("tstr_logreg", "tstr_boosting", "tstr_majority"):
+        assert 0.0 <= float(fem[name]) <= 1.0
+    # FEM's answers form a distribution per marginal, so a marginal's TVD is at least its
+    # largest cell error: max error <= max TVD <= the sum of the TVDs
+    assert float(fem["max_error"]) <= float(fem["mean_tvd"]) * int(fem["marginals"]) + 1e-12
+    assert float(fem["sample_mean_tvd"]) <= 1.0
+    assert float(fem["sample_max_error"]) >= float(fem["sample_mean_error"])
+    # an answers-only baseline has a TVD but no synthetic rows to train on
+    assert float(hdmm["mean_tvd"]) > 0
+    assert hdmm["tstr_logreg"] == hdmm["target"] == hdmm["sample_max_error"] == ""

@@ -371,8 +371,8 @@ def test_domain_command_drafts_a_marked_file(tmp_path, capsys):
     assert main(["domain", str(path), "--bins", "6", "-o", str(out)]) == 0
     draft = json.loads(out.read_text())
     assert list(draft) == list(frame.columns)
-    assert draft["weight"] == {"bounds": [float(frame["weight"].min()),
-                                          float(frame["weight"].max())],
+    assert draft["weight"] == {"bounds": [int(frame["weight"].min()),
+                                          int(frame["weight"].max())],
                                "bins": 6, "read_from_data": True}
     assert draft["job"] == {"values": ["a", "b", "c"], "read_from_data": True}
     assert draft["kids"] == {"values": [0, 1, 2, 3], "read_from_data": True}

@@ -26,11 +26,11 @@ def _draft(frame, **kwargs):
         (["b", "a", "b", None], {}, {"values": ["a", "b"], MARK: True}),
         ([3, 1, 3, 2], {}, {"values": [1, 2, 3], MARK: True}),
         ([0.5, 1.5, 0.5], {}, {"values": [0.5, 1.5], MARK: True}),
-        ([0.0, 2.5, 10.0], {"max_categories": 2, "bins": 4},
-         {"bounds": [0.0, 10.0], "bins": 4, MARK: True}),
         # an integer column never gets more bins than integers in its range
         ([0, 1, 2, 3], {"max_categories": 2, "bins": 10},
-         {"bounds": [0.0, 3.0], "bins": 4, MARK: True}),
+         {"bounds": [0, 3], "bins": 4, MARK: True}),
+        ([0.5, 2.5, 10.0], {"max_categories": 2, "bins": 4},
+         {"bounds": [0.5, 10.0], "bins": 4, MARK: True}),
         ([True, False], {}, {"values": [False, True]}),
     ],
 )
