@@ -44,7 +44,20 @@ AUTHORS = {
 }
 
 _NUMERIC = ["n", "k", "queries", "epsilon", "delta", "rho_spent", "seed", "max_error",
-            "mean_error", "fit_seconds", "peak_rss_mb", "rounds", "oracle_calls", "timeouts"]
+            "mean_error", "fit_seconds", "peak_rss_mb", "rounds", "oracle_calls", "timeouts",
+            "mean_tvd", "sample_max_error", "sample_mean_error", "sample_mean_tvd",
+            "tstr_logreg", "tstr_boosting", "tstr_majority"]
+
+#: (column, heading, digits) of :func:`quality_markdown`, each shown as "mean (sd)".
+QUALITY_TABLE = [
+    ("max_error", "max error", 4),
+    ("mean_tvd", "mean TVD", 3),
+    ("sample_max_error", "sample(n): max error", 4),
+    ("sample_mean_error", "mean error", 6),
+    ("sample_mean_tvd", "mean TVD", 3),
+    ("tstr_logreg", "TSTR logreg", 3),
+    ("tstr_boosting", "TSTR boosting", 3),
+]
 
 
 def load_runs(path):
@@ -112,6 +125,32 @@ def summary_markdown(df):
             f"{_fmt(row.mean_error, 6)} | {_fmt(row.fit_seconds, 1)} | "
             f"{_fmt(row.peak_rss_mb, 0)} | {_fmt(row.rounds, 0)} | {row.seeds} | {failed} |"
         )
+    return "\n".join(lines) + "\n"
+
+
+def quality_markdown(df):
+    """Markdown table of the quality columns: mean (sd) over seeds per setting.
+
+    Blank cells: not measured (an answers-only baseline has no synthetic rows).
+    """
+    keys = ["dataset", "k", "n_marginals", "epsilon", "algorithm"]
+    ok = _ok(df)
+    head = " | ".join(heading for _, heading, _ in QUALITY_TABLE)
+    lines = [f"| dataset | k | marginals | epsilon | algorithm | {head} | seeds |",
+             "|" + "---|" * (6 + len(QUALITY_TABLE))]
+    for key, frame in ok.groupby(keys, sort=True):
+        dataset, k, m, eps, algorithm = key
+        cells = []
+        for col, _, digits in QUALITY_TABLE:
+            values = frame[col].dropna() if col in frame else pd.Series(dtype=float)
+            if values.empty:
+                cells.append("")
+            elif len(values) == 1:
+                cells.append(_fmt(values.iloc[0], digits))
+            else:
+                cells.append(f"{_fmt(values.mean(), digits)} ({_fmt(values.std(), digits)})")
+        lines.append(f"| {dataset} | {int(k)} | {m} | {eps:g} | {algorithm} | "
+                     + " | ".join(cells) + f" | {frame['seed'].nunique()} |")
     return "\n".join(lines) + "\n"
 
 
@@ -217,6 +256,10 @@ def make_all(csv_path, outdir, reference=True):
     summary = outdir / "summary.md"
     summary.write_text(summary_markdown(df))
     written.append(summary)
+    if "mean_tvd" in df and df["mean_tvd"].notna().any():
+        quality = outdir / "quality.md"
+        quality.write_text(quality_markdown(df))
+        written.append(quality)
     if reference and (df["dataset"] == "adult").any():
         comparison = outdir / "comparison.md"
         comparison.write_text(comparison_markdown(df))

@@ -774,7 +774,9 @@ def _cmd_domain(args):
     from .domain_draft import MARK
 
     draft = _draft(read_source(args.input), args)
-    _write_text(json.dumps(draft, indent=2) + "\n", args.output)
+    # one line per column, so that the file reads as a list to review
+    lines = [f"  {json.dumps(col)}: {json.dumps(entry)}" for col, entry in draft.items()]
+    _write_text("{\n" + ",\n".join(lines) + "\n}\n", args.output)
     marked = [col for col, entry in draft.items() if entry.get(MARK)]
     _note(args, f"drafted the domain of {len(draft)} columns"
                 + ("" if args.output == "-" else f" to {args.output}")
@@ -969,8 +971,9 @@ def build_parser():
         epilog=_EPILOG,
         formatter_class=formatter,
     )
-    evaluate.add_argument("real", metavar="REAL", help="the real CSV file")
-    evaluate.add_argument("synthetic", metavar="SYNTHETIC", help="the synthetic CSV file")
+    evaluate.add_argument("real", metavar="REAL", help="the real CSV or Parquet file")
+    evaluate.add_argument("synthetic", metavar="SYNTHETIC",
+                          help="the synthetic CSV or Parquet file")
     _add_workload_options(evaluate, "seed for the choice of marginals; use fit's to "
                                     "measure on the fitted workload (default: fresh)")
     evaluate.add_argument("--per-marginal", action="store_true",

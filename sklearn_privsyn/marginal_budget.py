@@ -139,8 +139,8 @@ def choose_marginals(domain_sizes, *, k=3, max_cells=None, cell_budget=DEFAULT_C
         col = columns[int(np.argmin(sizes))]
         raise ValueError(
             f"Every column has more than {limit:,} codes (the smallest, {col!r}, has "
-            f"{int(sizes.min()):,}); use fewer bins or values, or raise max_cells and the "
-            "cell budget."
+            f"{int(sizes.min()):,}); use fewer bins or values, or raise max_cells and "
+            "cell_budget (--max-cells and --cell-budget on the command line)."
         )
     arity = min(k, len(columns))
     while True:

@@ -435,10 +435,17 @@ def test_cli_reports_an_oversized_workload_without_a_traceback(tmp_path, capsys)
 
     (tmp_path / "data.csv").write_text("id,id2\n0,1\n2,3\n4,5\n")
     (tmp_path / "domain.json").write_text('{"id": 30000, "id2": 30000}')
-    status = main(["fit", str(tmp_path / "data.csv"), "--domain", str(tmp_path / "domain.json"),
-                   "--k", "2", "--rows", "3", "-o", str(tmp_path / "out.csv")])
+    args = ["fit", str(tmp_path / "data.csv"), "--domain", str(tmp_path / "domain.json"),
+            "--k", "2", "--rows", "3", "-o", str(tmp_path / "out.csv")]
+    # the paper's protocol (--marginals) has no cell budget: the workload itself refuses
+    status = main([*args, "--marginals", "1"])
     err = capsys.readouterr().err
     assert status == 1
     assert "900,000,000 queries" in err and "max_cells" in err
     assert "Traceback" not in err
     assert not (tmp_path / "out.csv").exists()
+    # the default workload's budget refuses first, naming the column
+    assert main(args) == 1
+    err = capsys.readouterr().err
+    assert "the smallest, 'id', has 30,000" in err and "--cell-budget" in err
+    assert "Traceback" not in err
