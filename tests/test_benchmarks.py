@@ -328,3 +328,22 @@ def test_rows_carry_tvd_and_train_on_synthetic_accuracy(tmp_path, dataset):
     # an answers-only baseline has a TVD but no synthetic rows to train on
     assert float(hdmm["mean_tvd"]) > 0
     assert hdmm["tstr_logreg"] == hdmm["target"] == hdmm["sample_max_error"] == ""
+
+
+def test_quality_table_shows_mean_and_sd_and_blanks_what_was_not_measured(tmp_path):
+    out = tmp_path / "runs.csv"
+    base = {c: "" for c in run.COLUMNS}
+    setting = {"dataset": "adult", "k": 3, "n_marginals": 64, "epsilon": 0.1, "status": "ok"}
+    for seed, tvd, acc in [(0, 0.2, 0.8), (1, 0.4, 0.7)]:
+        run.append_row(out, {**base, **setting, "run_id": f"f{seed}", "algorithm": "fem",
+                             "seed": seed, "max_error": 0.1, "mean_tvd": tvd,
+                             "tstr_logreg": acc})
+    run.append_row(out, {**base, **setting, "run_id": "h0", "algorithm": "hdmm", "seed": 0,
+                         "max_error": 0.05, "mean_tvd": 3.0})
+    table = plots.quality_markdown(plots.load_runs(out))
+    fem = next(line for line in table.splitlines() if "| fem |" in line)
+    cells = [c.strip() for c in fem.strip("|").split("|")]
+    assert cells[5:8] == ["0.1000 (0.0000)", "0.300 (0.141)", ""]
+    assert cells[10] == "0.750 (0.071)" and cells[-1] == "2"
+    hdmm = next(line for line in table.splitlines() if "| hdmm |" in line)
+    assert [c.strip() for c in hdmm.strip("|").split("|")][5:7] == ["0.0500", "3.000"]
