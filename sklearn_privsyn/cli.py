@@ -568,7 +568,7 @@ def _make_workload(args, params, n_marginals):
 def _choose_workload(args, params, frame):
     """The workload of ``fit`` and ``evaluate``: the paper's protocol with
     ``--marginals``, otherwise marginals chosen under ``--cell-budget``."""
-    from .marginal_budget import choose_marginals
+    from .marginal_budget import budgeted_marginals
 
     if args.marginals is not None:
         return _make_workload(args, params, args.marginals)
@@ -576,9 +576,9 @@ def _choose_workload(args, params, frame):
     sizes = _make_workload(args, params, None).set_params(
         marginals=one_way, max_cells=None
     ).fit(frame).domain_sizes_
-    choice = choose_marginals(sizes, k=args.k, max_cells=args.max_cells,
-                              cell_budget=args.cell_budget, n_rows=len(frame),
-                              random_state=args.seed)
+    choice = budgeted_marginals(sizes, k=args.k, max_cells=args.max_cells,
+                                cell_budget=args.cell_budget, n_rows=len(frame),
+                                random_state=args.seed)
     _note(args, f"workload: {choice.describe()}; set --marginals, --max-cells, "
                 "--cell-budget or --k to change it")
     return _make_workload(args, params, None).set_params(

@@ -1,7 +1,7 @@
 """A default workload that fits: k-way marginals chosen under a cell budget.
 
 Enumerating every k-way marginal of a wide table with many-valued columns
-gives workloads of billions of cells. :func:`choose_marginals` bounds both
+gives workloads of billions of cells. :func:`budgeted_marginals` bounds both
 each marginal (``max_cells``, by default the number of rows, the paper's
 rule) and the whole workload (``cell_budget``): marginals above
 ``max_cells`` are dropped, and while the remaining ones exceed the budget,
@@ -14,7 +14,6 @@ public under the replace-one neighbouring relation).
 
 from __future__ import annotations
 
-import itertools
 import math
 from dataclasses import dataclass
 from numbers import Integral
@@ -22,13 +21,11 @@ from numbers import Integral
 # numpy and scikit-learn are imported where used: the command line imports
 # this module for its default and must start fast.
 
-__all__ = ["DEFAULT_CELL_BUDGET", "MarginalChoice", "choose_marginals"]
+__all__ = ["DEFAULT_CELL_BUDGET", "MarginalChoice", "budgeted_marginals"]
 
-#: Default total cells of a workload chosen by :func:`choose_marginals`
+#: Default total cells of a workload chosen by :func:`budgeted_marginals`
 #: (about 100 MB of FEM's per-cell arrays at ~110 bytes a cell).
 DEFAULT_CELL_BUDGET = 1_000_000
-# Largest number of k-subsets enumerated; beyond it the user must lower k.
-_MAX_SUBSETS = 1 << 22
 
 
 @dataclass(frozen=True)
@@ -79,9 +76,13 @@ def _count(name, value):
     return int(value)
 
 
-def choose_marginals(domain_sizes, *, k=3, max_cells=None, cell_budget=DEFAULT_CELL_BUDGET,
-                     n_rows=None, random_state=None):
+def budgeted_marginals(domain_sizes, *, k=3, max_cells=None, cell_budget=DEFAULT_CELL_BUDGET,
+                       n_rows=None, random_state=None):
     """Choose k-way marginals whose total size fits a cell budget.
+
+    The eligible marginals are those of the paper's protocol
+    (:func:`~sklearn_privsyn.marginals.choose_marginals`); this adds the
+    lowering of ``k`` and the total budget.
 
     Parameters
     ----------
@@ -113,7 +114,7 @@ def choose_marginals(domain_sizes, *, k=3, max_cells=None, cell_budget=DEFAULT_C
     Examples
     --------
     >>> sizes = {"a": 2, "b": 3, "c": 50, "d": 4}
-    >>> choice = choose_marginals(sizes, k=2, max_cells=20, cell_budget=1000)
+    >>> choice = budgeted_marginals(sizes, k=2, max_cells=20, cell_budget=1000)
     >>> choice.marginals
     (('a', 'b'), ('a', 'd'), ('b', 'd'))
     >>> choice.describe()
@@ -121,6 +122,8 @@ def choose_marginals(domain_sizes, *, k=3, max_cells=None, cell_budget=DEFAULT_C
     """
     import numpy as np
     from sklearn.utils import check_random_state
+
+    from .marginals import choose_marginals
 
     k = _count("k", k)
     cell_budget = _count("cell_budget", cell_budget)
@@ -132,50 +135,35 @@ def choose_marginals(domain_sizes, *, k=3, max_cells=None, cell_budget=DEFAULT_C
     columns = list(domain_sizes)
     if not columns:
         raise ValueError("domain_sizes is empty; a workload needs at least one column.")
-    sizes = np.array([_count(f"the size of column {c!r}", domain_sizes[c]) for c in columns],
-                     dtype=float)
-    too_big = sizes > limit
-    if too_big.all():
-        col = columns[int(np.argmin(sizes))]
+    sizes = [_count(f"the size of column {c!r}", domain_sizes[c]) for c in columns]
+    if min(sizes) > limit:
+        smallest = int(np.argmin(sizes))
         raise ValueError(
-            f"Every column has more than {limit:,} codes (the smallest, {col!r}, has "
-            f"{int(sizes.min()):,}); use fewer bins or values, or raise max_cells and "
+            f"Every column has more than {limit:,} codes (the smallest, {columns[smallest]!r}, "
+            f"has {sizes[smallest]:,}); use fewer bins or values, or raise max_cells and "
             "cell_budget (--max-cells and --cell-budget on the command line)."
         )
-    arity = min(k, len(columns))
-    while True:
-        n_subsets = math.comb(len(columns), arity)
-        if n_subsets > _MAX_SUBSETS:
-            raise ValueError(
-                f"{arity}-way marginals over {len(columns)} columns number {n_subsets:,}, "
-                f"more than {_MAX_SUBSETS:,} to enumerate; lower k."
-            )
-        combos = np.fromiter(
-            itertools.chain.from_iterable(itertools.combinations(range(len(columns)), arity)),
-            dtype=np.intp,
-        ).reshape(-1, arity)
-        cells = np.prod(sizes[combos], axis=1)
-        fits = cells <= limit
-        if fits.any() or arity == 1:
-            break
-        arity -= 1
-    n_too_big = int((~fits).sum())
-    combos, cells = combos[fits], cells[fits]
-    n_eligible = int(combos.shape[0])
+    # the smallest a-way marginal is that of the a smallest columns
+    smallest_first = sorted(sizes)
+    arity = max(a for a in range(1, min(k, len(columns)) + 1)
+                if math.prod(smallest_first[:a]) <= limit)
+    eligible, _ = choose_marginals(sizes, arity, max_cells=limit)
+    n_too_big = math.comb(len(columns), arity) - len(eligible)
+    cells = np.array([math.prod(sizes[a] for a in m) for m in eligible], dtype=float)
+    keep = np.ones(len(eligible), dtype=bool)
     if cells.sum() > cell_budget:
-        order = check_random_state(random_state).permutation(n_eligible)
-        keep = np.zeros(n_eligible, dtype=bool)
+        keep[:] = False
         total = 0.0
-        for j in order:
+        for j in check_random_state(random_state).permutation(len(eligible)):
             if total + cells[j] <= cell_budget:
                 keep[j] = True
                 total += cells[j]
-        combos, cells = combos[keep], cells[keep]
+    chosen = [m for m, kept in zip(eligible, keep, strict=True) if kept]
     return MarginalChoice(
-        marginals=tuple(tuple(columns[a] for a in row) for row in combos),
+        marginals=tuple(tuple(columns[a] for a in m) for m in chosen),
         k=arity,
-        n_cells=int(cells.sum()),
-        n_eligible=n_eligible,
+        n_cells=int(cells[keep].sum()),
+        n_eligible=len(eligible),
         n_too_big=n_too_big,
         max_cells=int(limit),
         cell_budget=cell_budget,

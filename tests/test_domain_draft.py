@@ -11,7 +11,7 @@ import pytest
 from sklearn_privsyn import PrivacyLeakWarning, QueryWorkload
 from sklearn_privsyn.cli import parse_domain
 from sklearn_privsyn.domain_draft import MARK, draft_domain
-from sklearn_privsyn.marginal_budget import choose_marginals
+from sklearn_privsyn.marginal_budget import budgeted_marginals
 
 
 def _draft(frame, **kwargs):
@@ -78,9 +78,9 @@ def _total_cells(marginals, sizes):
     return sum(math.prod(sizes[c] for c in m) for m in marginals)
 
 
-def test_choose_marginals_respects_both_limits_and_the_seed():
+def test_budgeted_marginals_respects_both_limits_and_the_seed():
     sizes = {f"c{i}": s for i, s in enumerate([2, 3, 5, 10, 40, 100, 7, 4])}
-    choice = choose_marginals(sizes, k=3, max_cells=500, cell_budget=2000, random_state=0)
+    choice = budgeted_marginals(sizes, k=3, max_cells=500, cell_budget=2000, random_state=0)
     assert all(math.prod(sizes[c] for c in m) <= 500 for m in choice.marginals)
     assert choice.n_cells == _total_cells(choice.marginals, sizes) <= 2000
     assert 0 < len(choice.marginals) < choice.n_eligible
@@ -90,24 +90,24 @@ def test_choose_marginals_respects_both_limits_and_the_seed():
     assert choice.n_too_big == math.comb(8, 3) - len(eligible)
     assert set(choice.marginals) <= set(eligible)
     assert list(choice.marginals) == sorted(choice.marginals, key=eligible.index)
-    again = choose_marginals(sizes, k=3, max_cells=500, cell_budget=2000, random_state=0)
+    again = budgeted_marginals(sizes, k=3, max_cells=500, cell_budget=2000, random_state=0)
     assert again == choice
-    other = choose_marginals(sizes, k=3, max_cells=500, cell_budget=2000, random_state=1)
+    other = budgeted_marginals(sizes, k=3, max_cells=500, cell_budget=2000, random_state=1)
     assert other.marginals != choice.marginals
 
 
-def test_choose_marginals_keeps_all_that_fit_and_uses_n_rows():
+def test_budgeted_marginals_keeps_all_that_fit_and_uses_n_rows():
     sizes = {"a": 2, "b": 3, "c": 4}
-    choice = choose_marginals(sizes, k=2, n_rows=8)  # max_cells defaults to n_rows
+    choice = budgeted_marginals(sizes, k=2, n_rows=8)  # max_cells defaults to n_rows
     assert choice.marginals == (("a", "b"), ("a", "c"))
     assert choice.max_cells == 8 and choice.n_too_big == 1
 
 
-def test_choose_marginals_lowers_k_when_nothing_fits():
-    choice = choose_marginals({"a": 10, "b": 10, "c": 10}, k=3, max_cells=150)
+def test_budgeted_marginals_lowers_k_when_nothing_fits():
+    choice = budgeted_marginals({"a": 10, "b": 10, "c": 10}, k=3, max_cells=150)
     assert choice.k == 2 and len(choice.marginals) == 3
 
 
-def test_choose_marginals_error_names_the_smallest_column():
+def test_budgeted_marginals_error_names_the_smallest_column():
     with pytest.raises(ValueError, match=r"more than 20 codes \(the smallest, 'b', has 50\)"):
-        choose_marginals({"a": 100, "b": 50}, k=2, max_cells=20)
+        budgeted_marginals({"a": 100, "b": 50}, k=2, max_cells=20)
