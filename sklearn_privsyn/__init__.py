@@ -20,6 +20,7 @@ _LAZY = {
     "DualQuery": "dualquery",
     "DQRS": "dualquery",
     "MWEM": "mwem",
+    "AdaptiveProjection": "adaptive",
     "SyntheticDataTrainer": "trainer",
 }
 

@@ -45,6 +45,7 @@ ALGORITHMS = {
     "dualquery": ("dualquery", "DualQuery"),
     "dqrs": ("dualquery", "DQRS"),
     "mwem": ("mwem", "MWEM"),
+    "adaptive": ("adaptive", "AdaptiveProjection"),
 }
 
 SOLVERS = ("highs", "pulp", "heuristic", "brute")
@@ -711,7 +712,7 @@ def _cmd_fit(args):
 
     if not args.quiet:
         wl = estimator.workload_
-        rounds = getattr(estimator, "n_rounds_", None)
+        rounds = getattr(estimator, "n_rounds_", getattr(estimator, "rounds_", None))
         print(
             f"privsyn: {type(estimator).__name__} fitted on {len(frame):,} rows x "
             f"{frame.shape[1]} columns in {seconds:.1f} s"
@@ -929,8 +930,8 @@ def build_parser():
                           "name (default: '-', CSV on stdout)")
     algo = fit.add_argument_group("algorithm and privacy")
     algo.add_argument("--algorithm", choices=sorted(ALGORITHMS), default="fem",
-                      help="fem (default, usually most accurate), sepfem, dualquery, dqrs, "
-                           "or mwem (small domains only)")
+                      help="fem (default), sepfem, dualquery, dqrs, mwem (small domains "
+                           "only), or adaptive (Gaussian measurements projected onto records)")
     algo.add_argument("--epsilon", type=_positive_float, default=1.0,
                       help="privacy budget epsilon > 0 (default: 1); smaller is more private")
     algo.add_argument("--delta", type=_probability, default=None,

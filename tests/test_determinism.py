@@ -20,7 +20,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from sklearn_privsyn import FEM, QueryWorkload, SepFEM
+from sklearn_privsyn import FEM, AdaptiveProjection, QueryWorkload, SepFEM
 from sklearn_privsyn.solvers import HeuristicOracle, HighsOracle, PulpHighsOracle
 
 COLUMNS = list("abcdef")
@@ -69,6 +69,16 @@ def test_different_random_states_differ():
     # the comparison above can fail: another seed gives other data
     assert not np.array_equal(fit(solver="brute").records_,
                               fit(solver="brute", random_state=1).records_)
+
+
+@pytest.mark.parametrize("rounds", [1, 3])
+def test_adaptive_projection_same_seed_same_synthetic_data(rounds):
+    params = dict(epsilon=1.0, workload=workload(), rounds=rounds, max_iter=15,
+                  solver=HighsOracle(), random_state=0)
+    first = AdaptiveProjection(**params).fit(data())
+    assert_same_fit(first, AdaptiveProjection(**params).fit(data()))
+    other = AdaptiveProjection(**{**params, "random_state": 1}).fit(data())
+    assert not np.array_equal(first.measurements_, other.measurements_, equal_nan=True)
 
 
 SCRIPT = textwrap.dedent("""

@@ -52,8 +52,8 @@ def test_api_reference_covers_the_public_names(build):
 
 @pytest.mark.parametrize(
     "page", ["getting_started", "privacy", "algorithms/fem", "algorithms/sepfem",
-             "algorithms/dualquery", "algorithms/dqrs", "algorithms/mwem", "solvers",
-             "sklearn", "cli", "report", "benchmarks", "internals"],
+             "algorithms/dualquery", "algorithms/dqrs", "algorithms/mwem", "algorithms/adaptive",
+             "solvers", "sklearn", "cli", "report", "benchmarks", "internals"],
 )
 def test_pages_exist(build, page):
     _, out = build

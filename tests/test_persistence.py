@@ -23,6 +23,7 @@ from sklearn.linear_model import LogisticRegression
 
 from sklearn_privsyn import (
     DQRS,
+    AdaptiveProjection,
     FEM,
     MWEM,
     DualQuery,
@@ -40,6 +41,7 @@ ALGORITHMS = {
     "DualQuery": (DualQuery, {"solver": "brute", "rounds": 6}),
     "DQRS": (DQRS, {"solver": "brute", "rounds": 6}),
     "MWEM": (MWEM, {"rounds": 6}),
+    "AdaptiveProjection": (AdaptiveProjection, {"solver": "brute", "rounds": 3, "max_iter": 10}),
 }
 
 

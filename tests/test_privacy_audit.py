@@ -43,7 +43,7 @@ from scipy import stats
 import sklearn_privsyn.dualquery as dualquery_module
 import sklearn_privsyn.fem as fem_module
 import sklearn_privsyn.mwem as mwem_module
-from sklearn_privsyn import DQRS, FEM, MWEM, DualQuery, QueryWorkload, SepFEM
+from sklearn_privsyn import DQRS, FEM, MWEM, AdaptiveProjection, DualQuery, QueryWorkload, SepFEM
 from neighbours import dqrs_coin_rho_by_brute_force
 from sklearn_privsyn.privacy import (
     PrivacyLedger,
@@ -117,6 +117,10 @@ ESTIMATORS = {
     "DQRS-pure": lambda **kw: DQRS(samples_per_round=3, gamma=0.5, rejection_accounting="pure",
                                    solver="brute", **kw),
     "MWEM": lambda **kw: MWEM(selection_share=0.3, **kw),
+    "AdaptiveProjection": lambda **kw: AdaptiveProjection(rounds=1, max_iter=10, solver="brute",
+                                                          **kw),
+    "AdaptiveProjection-rounds": lambda **kw: AdaptiveProjection(rounds=4, max_iter=10,
+                                                                 solver="brute", **kw),
 }
 
 

@@ -1,0 +1,344 @@
+"""AdaptiveProjection: measure marginals with Gaussian noise, project onto records.
+
+The private data is read only by Gaussian mechanisms on workload marginals
+(and, in adaptive rounds, by exponential mechanisms choosing which marginal
+to measure next). Everything after a measurement, the projection of the noisy
+answers onto a weighted set of synthetic records
+(:mod:`sklearn_privsyn.projection`), is post-processing: its oracle calls,
+time-outs or failures change accuracy, never the privacy guarantee.
+"""
+
+import math
+from numbers import Integral, Real
+
+import numpy as np
+from sklearn.utils._param_validation import HasMethods, Interval, StrOptions
+
+from ._base import BaseSynthesizer
+from .privacy import (
+    exponential_mechanism,
+    exponential_mechanism_rho,
+    gaussian_mechanism,
+    gaussian_mechanism_rho,
+    gaussian_sigma,
+)
+from .projection import Projection
+
+__all__ = ["AdaptiveProjection", "adaptive_default_rounds"]
+
+# Charges are planned this fraction below their share of the budget, so that
+# rounding in sigma -> rho can never push the ledger's total over the budget.
+_BUDGET_MARGIN = 1e-9
+
+
+def adaptive_default_rounds(n, rho, n_marginals, selection_share=0.1, noise_level=0.02):
+    """Rounds of measurement: 1 (measure every marginal at once) unless the budget is thin.
+
+    Measuring all ``M`` marginals at once gives every cell Gaussian noise of
+    standard deviation ``sigma_all = sqrt(M / rho) / n`` (sensitivity
+    ``sqrt(2) / n`` per marginal, ``rho / M`` each). While ``sigma_all`` is at
+    most ``noise_level`` every marginal is measured at once. Above it, the
+    budget is spent on fewer, adaptively chosen marginals, each measured at
+    about that noise level: ``T`` rounds at ``(1 - selection_share) rho / T``
+    each give ``sigma = sqrt(T / ((1 - selection_share) rho)) / n``, so
+    ``T = floor((1 - selection_share) rho (n noise_level)**2)``, clipped to
+    ``[2, M]``. Only public quantities enter: ``n`` (public under replace-one
+    neighbours), ``rho`` and the number of marginals. ``noise_level`` was
+    chosen on generated tables (``benchmarks/bench_adaptive.py rule``).
+
+    Parameters
+    ----------
+    n : int
+        Number of rows.
+    rho : float
+        zCDP budget.
+    n_marginals : int
+        Number of workload marginals ``M``.
+    selection_share : float, default=0.1
+        Share of an adaptive round's budget spent on selection.
+    noise_level : float, default=0.02
+        Largest per-cell noise standard deviation for measuring all at once.
+
+    Returns
+    -------
+    rounds : int
+        1 for measure-everything, else the number of adaptive rounds.
+
+    Examples
+    --------
+    >>> adaptive_default_rounds(48842, 0.0143, 64)
+    1
+    >>> adaptive_default_rounds(7000, 0.00022, 64)
+    3
+    """
+    if math.sqrt(n_marginals / rho) / n <= noise_level:
+        return 1
+    T = int(math.floor((1.0 - selection_share) * rho * (n * noise_level) ** 2))
+    return int(min(n_marginals, max(2, T)))
+
+
+class AdaptiveProjection(BaseSynthesizer):
+    """Gaussian measurements of the workload's marginals, projected onto records.
+
+    **Measure.** With ``rounds_ == 1`` every marginal of the workload is
+    measured once by one Gaussian mechanism: under replace-one neighbours a
+    changed row moves ``1 / n`` between two cells of each marginal, so the
+    ``M`` marginals together have L2 sensitivity ``sqrt(2 M) / n``, and the
+    whole budget ``rho`` buys ``sigma = sqrt(M / rho) / n`` on every cell.
+    With ``rounds_ = T > 1`` the budget is split evenly over ``T`` rounds.
+    The first measures the 1-way marginal of every column (one Gaussian
+    mechanism, sensitivity ``sqrt(2 d) / n`` for ``d`` columns), so that
+    columns no later round measures are still spread as in the data. Each
+    later round picks one workload marginal by the exponential mechanism (a
+    ``selection_share`` of the round's budget, charged ``epsilon**2 / 8``)
+    with score the L1 distance between its true and current synthetic
+    answers (sensitivity ``2 / n``) minus the L1 noise expected from
+    measuring it (public), and measures it with the rest (sensitivity
+    ``sqrt(2) / n``). A marginal measured twice keeps the inverse-variance
+    average of its measurements.
+
+    **Project.** The noisy answers are turned into weighted records by
+    :class:`~sklearn_privsyn.projection.Projection`: the distribution over
+    records closest to them in inverse-variance weighted l2, by a fully
+    corrective Frank-Wolfe whose new records come from a coordinate descent
+    and the optimisation oracle (``solver``). This reads only noisy answers.
+
+    ``rounds=None`` uses :func:`adaptive_default_rounds`.
+
+    Parameters
+    ----------
+    epsilon : float, default=1.0
+        Target epsilon of (epsilon, delta)-DP; never exceeded.
+    delta : float, default=None
+        Target delta; ``None`` means ``1 / n**2``.
+    workload : QueryWorkload, default=None
+        The marginals to measure; cloned. ``None`` means all 3-way marginals
+        with the domain read from the data (which warns).
+    rounds : int, default=None
+        1 measures every marginal at once; ``T > 1`` measures ``T`` marginals
+        chosen adaptively; ``None`` derives it.
+    selection_share : float, default=0.1
+        Share of each adaptive round's budget spent on choosing the marginal.
+    max_iter : int, default=100
+        Frank-Wolfe iterations of the final projection at most (adaptive
+        rounds in between run at most ``max_iter // 10`` each).
+    tol : float, default=0.005
+        Stop the projection when its Frank-Wolfe gap is below ``tol`` times
+        its objective.
+    time_limit : float, default=None
+        Seconds for the final projection; the best mixture so far is kept.
+    solver : {"highs", "pulp", "heuristic", "brute"} or oracle, default="highs"
+        The oracle that prices records when the coordinate descent finds none.
+    conversion : {"cks", "classic"}, default="cks"
+        zCDP to (epsilon, delta) conversion.
+    random_state : int, RandomState instance or None, default=None
+        Controls every random draw: noise, selections, pricing starts and
+        solver seeds.
+    verbose : int, default=0
+        Show a progress bar over projection iterations.
+
+    Attributes
+    ----------
+    rounds_ : int
+        Rounds used (1: every marginal measured at once).
+    measured_marginals_ : ndarray of int
+        Index of the workload marginal measured in each selection round (all
+        of them, in order, when ``rounds_ == 1``).
+    one_way_measurements_ : ndarray
+        Noisy 1-way answers of every column, concatenated in column order
+        (adaptive rounds only). A DP output.
+    measurements_ : ndarray of shape (n_queries,)
+        Noisy answers of every cell (inverse-variance averages of repeated
+        measurements); ``nan`` where never measured. A DP output.
+    measurement_variances_ : ndarray of shape (n_queries,)
+        Their noise variances (``inf`` where never measured).
+    projection_gap_ : float
+        Frank-Wolfe gap of the final projection.
+    projection_objective_ : float
+        Its objective ``1/2 sum_c (a_c - y_c)**2 / var_c``.
+    projection_stop_ : str
+        Why the final projection stopped.
+    n_iter_ : int
+        Frank-Wolfe iterations of the final projection.
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> from sklearn_privsyn import AdaptiveProjection, QueryWorkload
+    >>> X = pd.DataFrame({"a": [0, 1, 1, 0] * 50, "b": [1, 1, 0, 0] * 50})
+    >>> workload = QueryWorkload(domain={"a": 2, "b": 2}, k=2)
+    >>> est = AdaptiveProjection(epsilon=1.0, workload=workload, solver="brute",
+    ...                          random_state=0).fit(X)
+    >>> est.epsilon_ <= 1.0
+    True
+    >>> est.sample(3).shape
+    (3, 2)
+    """
+
+    _parameter_constraints: dict = {
+        **BaseSynthesizer._parameter_constraints,
+        "rounds": [Interval(Integral, 1, None, closed="left"), None],
+        "selection_share": [Interval(Real, 0, 1, closed="neither")],
+        "max_iter": [Interval(Integral, 1, None, closed="left")],
+        "tol": [Interval(Real, 0, None, closed="left")],
+        "time_limit": [Interval(Real, 0, None, closed="neither"), None],
+        "solver": [StrOptions({"highs", "pulp", "heuristic", "brute"}), HasMethods(["session"])],
+    }
+
+    def __init__(
+        self,
+        *,
+        epsilon=1.0,
+        delta=None,
+        workload=None,
+        rounds=None,
+        selection_share=0.1,
+        max_iter=100,
+        tol=0.005,
+        time_limit=None,
+        solver="highs",
+        conversion="cks",
+        random_state=None,
+        verbose=0,
+    ):
+        self.epsilon = epsilon
+        self.delta = delta
+        self.workload = workload
+        self.rounds = rounds
+        self.selection_share = selection_share
+        self.max_iter = max_iter
+        self.tol = tol
+        self.time_limit = time_limit
+        self.solver = solver
+        self.conversion = conversion
+        self.random_state = random_state
+        self.verbose = verbose
+
+    def _fit_records(self, records, rng):
+        workload = self.workload_
+        n = records.shape[0]
+        offsets = workload.marginal_offsets_
+        marginal_cells = np.diff(offsets)
+        M = len(marginal_cells)
+        rounds = self.rounds or adaptive_default_rounds(n, self.rho_, M, self.selection_share)
+        self.rounds_ = int(rounds)
+
+        # PRIVATE: the only reads of the data, used solely inside the mechanisms below.
+        true_answers = workload.answer_codes(records)
+
+        noise_rng, select_rng, project_rng, solver_rng = rng.spawn(4)
+        session = self._oracle_session(solver_rng)
+        try:
+            if rounds == 1:
+                sensitivity = math.sqrt(2.0 * M) / n
+                sigma = gaussian_sigma(sensitivity, self.rho_ * (1.0 - _BUDGET_MARGIN))
+                self.ledger_.charge("gaussian_mechanism", gaussian_mechanism_rho(sensitivity, sigma))
+                noisy = gaussian_mechanism(true_answers, sensitivity, sigma, noise_rng)
+                self.measured_marginals_ = np.arange(M, dtype=np.intp)
+                self.measurements_ = noisy
+                self.measurement_variances_ = np.full(len(noisy), sigma**2)
+                projection = Projection(workload, noisy, sigma**2, session=session,
+                                        random_state=project_rng)
+            else:
+                projection = self._adaptive(records, true_answers, rounds, session, noise_rng,
+                                            select_rng, project_rng)
+            result = projection.run(max_iter=self.max_iter, tol=self.tol,
+                                    time_limit=self.time_limit,
+                                    progress=self._progress())
+        finally:
+            session.close()
+            if getattr(self, "_bar", None) is not None:
+                self._bar.close()
+            self.__dict__.pop("_bar", None)
+
+        self.projection_gap_ = result.gap
+        self.projection_objective_ = result.objective
+        self.projection_stop_ = result.stop_reason
+        self.n_iter_ = result.n_iter
+        return result.records, result.weights
+
+    def _projection(self, weighted_sum, precision, session, rng, projection=None):
+        """The projection onto the inverse-variance averages of the measurements so far."""
+        with np.errstate(divide="ignore", invalid="ignore"):
+            noisy = weighted_sum / precision  # nan where not measured
+            variances = 1.0 / precision  # inf where not measured
+        Q = self.workload_.n_queries_
+        self.measurements_, self.measurement_variances_ = noisy[:Q], variances[:Q]
+        self.one_way_measurements_ = noisy[Q:]
+        noisy = np.nan_to_num(noisy, nan=0.0)
+        if projection is None:
+            one_way = [(a,) for a in range(self.workload_.layout_.n_attributes)]
+            return Projection(self.workload_, noisy, variances, extra_marginals=one_way,
+                              session=session, random_state=rng)
+        projection.update_targets(noisy, variances)
+        return projection
+
+    def _adaptive(self, records, true_answers, rounds, session, noise_rng, select_rng,
+                  project_rng):
+        """Measure every 1-way marginal, then ``rounds - 1`` rounds of select, measure, re-project.
+
+        The first round's share measures the 1-way marginal of every column
+        (sensitivity ``sqrt(2 d) / n`` for ``d`` columns), so that columns
+        the later rounds never measure are still spread as the data are
+        (without them a mixture of few records puts each such column on one
+        value). They are projection targets, not workload queries.
+        """
+        workload = self.workload_
+        n = records.shape[0]
+        offsets = workload.marginal_offsets_
+        marginal_cells = np.diff(offsets)
+        Q = workload.n_queries_
+        sizes = np.asarray(workload.layout_.block_sizes)
+        # PRIVATE: the true 1-way answers, read only by the Gaussian mechanism below.
+        one_way_true = np.concatenate([
+            np.bincount(records[:, a], minlength=size) / n
+            for a, size in enumerate(sizes)
+        ])
+        precision = np.zeros(Q + len(one_way_true))
+        weighted_sum = np.zeros(Q + len(one_way_true))
+        round_rho = self.rho_ * (1.0 - _BUDGET_MARGIN) / rounds
+
+        sensitivity = math.sqrt(2.0 * len(sizes)) / n
+        sigma = gaussian_sigma(sensitivity, round_rho)
+        self.ledger_.charge("gaussian_mechanism", gaussian_mechanism_rho(sensitivity, sigma))
+        noisy = gaussian_mechanism(one_way_true, sensitivity, sigma, noise_rng)
+        precision[Q:] = 1.0 / sigma**2
+        weighted_sum[Q:] = noisy / sigma**2
+        projection = self._projection(weighted_sum, precision, session, project_rng)
+        projection.run(max_iter=max(1, self.max_iter // 10), tol=self.tol)
+
+        select_epsilon = math.sqrt(8.0 * self.selection_share * round_rho)
+        sensitivity = math.sqrt(2.0) / n
+        sigma = gaussian_sigma(sensitivity, (1.0 - self.selection_share) * round_rho)
+        # Public: the expected L1 noise of measuring a marginal at sigma.
+        expected_noise = math.sqrt(2.0 / math.pi) * sigma * marginal_cells
+        chosen = []
+        for _ in range(rounds - 1):
+            synthetic = projection.answers()[:Q]
+            l1 = np.add.reduceat(np.abs(true_answers - synthetic), offsets[:-1])
+            self.ledger_.charge("exponential_mechanism", exponential_mechanism_rho(select_epsilon))
+            m = exponential_mechanism(l1 - expected_noise, select_epsilon, 2.0 / n, select_rng)
+            cells = slice(offsets[m], offsets[m + 1])
+            self.ledger_.charge("gaussian_mechanism", gaussian_mechanism_rho(sensitivity, sigma))
+            noisy = gaussian_mechanism(true_answers[cells], sensitivity, sigma, noise_rng)
+            precision[cells] += 1.0 / sigma**2
+            weighted_sum[cells] += noisy / sigma**2
+            chosen.append(m)
+            projection = self._projection(weighted_sum, precision, session, project_rng,
+                                          projection)
+            projection.run(max_iter=max(1, self.max_iter // 10), tol=self.tol)
+        self.measured_marginals_ = np.asarray(chosen, dtype=np.intp)
+        return projection
+
+    def _progress(self):
+        if not self.verbose:
+            return None
+        from tqdm.auto import tqdm
+
+        self._bar = tqdm(total=self.max_iter, desc=type(self).__name__, unit="iter")
+
+        def update(iteration, value, gap):
+            self._bar.update(1)
+            self._bar.set_postfix(objective=f"{value:.4g}", gap=f"{gap:.3g}")
+
+        return update

@@ -1,0 +1,354 @@
+"""AdaptiveProjection and the projection: exactness, accounting, noise, conformance."""
+
+import itertools
+import math
+import warnings
+
+import numpy as np
+import pandas as pd
+import pytest
+from scipy import optimize, stats
+from sklearn.utils.estimator_checks import parametrize_with_checks
+
+import sklearn_privsyn.adaptive as adaptive_module
+from sklearn_privsyn import AdaptiveProjection, QueryWorkload
+from sklearn_privsyn.adaptive import adaptive_default_rounds
+from sklearn_privsyn.exceptions import SolverWarning
+from sklearn_privsyn.privacy import epsilon_to_rho, gaussian_mechanism
+from sklearn_privsyn.projection import MarginalCells, project
+from sklearn_privsyn.solvers import BruteForceOracle
+
+SIZES = {"a": 2, "b": 3, "c": 2}
+
+
+def small_workload(X=None):
+    X = X if X is not None else pd.DataFrame({c: [0] for c in SIZES})
+    return QueryWorkload(domain=SIZES, k=2).fit(X)
+
+
+def all_records(sizes):
+    return np.array(list(itertools.product(*(range(s) for s in sizes))), dtype=np.intp)
+
+
+def brute_force_projection(workload, noisy, variances):
+    """The exact optimum over every record of the domain, by SLSQP on their weights."""
+    records = all_records(list(SIZES.values()))
+    A = np.stack([workload.answer_codes(r[None, :]) for r in records], axis=1)  # cells x records
+    precision = 1.0 / np.asarray(variances)
+
+    def f(w):
+        r = A @ w - noisy
+        return 0.5 * np.sum(precision * r * r), A.T @ (precision * r)
+
+    w0 = np.full(len(records), 1.0 / len(records))
+    res = optimize.minimize(f, w0, jac=True, method="SLSQP", bounds=[(0, 1)] * len(w0),
+                            constraints=[{"type": "eq", "fun": lambda w: w.sum() - 1,
+                                          "jac": lambda w: np.ones_like(w)}],
+                            options={"ftol": 1e-15, "maxiter": 1000})
+    assert res.success
+    return A @ res.x, res.fun
+
+
+@pytest.mark.parametrize("seed", range(4))
+@pytest.mark.parametrize("with_oracle", [True, False])
+def test_projection_equals_the_brute_force_optimum(seed, with_oracle):
+    workload = small_workload()
+    rng = np.random.default_rng(seed)
+    Q = workload.n_queries_
+    noisy = workload.answer_codes(rng.integers(0, [2, 3, 2], size=(30, 3))) + rng.normal(0, 0.1, Q)
+    variances = rng.uniform(0.5, 2.0, Q)
+    variances[workload.marginal_offsets_[1]:workload.marginal_offsets_[2]] = np.inf  # unmeasured
+    session = BruteForceOracle().session(workload.layout_, 0) if with_oracle else None
+    result = project(workload, noisy, variances, session=session, tol=1e-10, max_iter=500,
+                     random_state=seed)
+    answers = workload.answer_codes(result.records, result.weights)
+    finite = np.isfinite(variances)
+    expected_answers, expected_value = brute_force_projection(
+        workload, np.where(finite, noisy, 0), np.where(finite, variances, np.inf))
+    assert result.objective == pytest.approx(expected_value, rel=1e-6, abs=1e-9)
+    np.testing.assert_allclose(answers[finite], expected_answers[finite], atol=1e-4)
+    assert result.weights.sum() == pytest.approx(1.0)
+    assert np.all(result.weights > 0)
+    assert len(np.unique(result.records, axis=0)) == len(result.records)
+    if with_oracle:
+        assert result.gap_certified
+
+
+def test_projection_of_exact_answers_reproduces_them():
+    X = pd.DataFrame({"a": [0, 1, 1, 0, 1], "b": [2, 0, 1, 1, 1], "c": [1, 1, 0, 0, 0]})
+    workload = small_workload(X)
+    true = workload.answer(X)
+    result = project(workload, true, 1e-4, tol=1e-12, max_iter=300, random_state=0)
+    np.testing.assert_allclose(workload.answer_codes(result.records, result.weights), true,
+                               atol=1e-5)
+
+
+def test_marginal_cells_match_the_workload_numbering():
+    workload = QueryWorkload(domain={"a": 3, "b": 4, "c": 2, "d": 5}, k=3).fit(
+        pd.DataFrame({c: [0] for c in "abcd"}))
+    records = np.random.default_rng(0).integers(0, [3, 4, 2, 5], size=(50, 4))
+    index = MarginalCells(workload)
+    cells = index.cells(records)
+    for i, record in enumerate(records):
+        one = np.flatnonzero(workload.answer_codes(record[None, :]))
+        np.testing.assert_array_equal(np.sort(cells[i]), one)
+    weights = np.random.default_rng(1).uniform(size=50)
+    np.testing.assert_allclose(index.answers(records, weights / weights.sum()),
+                               workload.answer_codes(records, weights))
+
+
+@pytest.mark.parametrize("bad, match", [
+    (np.zeros(3), "variances must be positive"),
+    (np.full(3, np.nan), "variances must be positive"),
+])
+def test_projection_rejects_bad_variances(bad, match):
+    workload = small_workload()
+    variances = np.ones(workload.n_queries_)
+    variances[:3] = bad
+    with pytest.raises(ValueError, match=match):
+        project(workload, np.zeros(workload.n_queries_), variances)
+
+
+# ---------------------------------------------------------------------- the estimator
+
+
+def data(n=400, seed=0, n_cols=5, size=4):
+    rng = np.random.default_rng(seed)
+    z = rng.integers(2, size=n)
+    return pd.DataFrame({f"x{j}": (z * (j + 1) + rng.integers(size - 1, size=n)) % size
+                         for j in range(n_cols)})
+
+
+def domain_workload(n_cols=5, size=4, k=3):
+    return QueryWorkload(domain={f"x{j}": size for j in range(n_cols)}, k=k)
+
+
+def fit(X=None, **params):
+    X = data() if X is None else X
+    defaults = dict(epsilon=1.0, workload=domain_workload(), solver="heuristic", max_iter=20,
+                    random_state=0)
+    return AdaptiveProjection(**{**defaults, **params}).fit(X)
+
+
+class Recorder:
+    def __init__(self, func):
+        self.func, self.calls = func, []
+
+    def __call__(self, *args, **kwargs):
+        self.calls.append(args)
+        return self.func(*args, **kwargs)
+
+
+def totals(est):
+    frame = est.ledger_.to_frame()
+    return {m: (g["count"].sum(), g["total_rho"].sum()) for m, g in frame.groupby("mechanism")}
+
+
+@pytest.mark.parametrize("epsilon", [0.3, 1.0, 4.0])
+def test_measure_everything_runs_and_charges_one_gaussian(epsilon, monkeypatch):
+    X = data()
+    gauss = Recorder(adaptive_module.gaussian_mechanism)
+    monkeypatch.setattr(adaptive_module, "gaussian_mechanism", gauss)
+    est = fit(X, epsilon=epsilon, rounds=1)
+    n, M = len(X), len(est.workload_.marginals_)
+    rho = epsilon_to_rho(epsilon, 1 / n**2)
+    (values, sensitivity, sigma, _), = gauss.calls
+    np.testing.assert_allclose(values, est.workload_.answer(X))
+    assert sensitivity == pytest.approx(math.sqrt(2 * M) / n, rel=1e-12)
+    assert sigma == pytest.approx(math.sqrt(M / rho) / n, rel=1e-8)
+    assert totals(est) == {"gaussian_mechanism": (1, pytest.approx(rho, rel=1e-8))}
+    assert est.ledger_.rho_spent <= est.rho_
+    assert est.epsilon_ <= epsilon
+    np.testing.assert_allclose(est.measurement_variances_, sigma**2)
+    np.testing.assert_array_equal(est.measured_marginals_, np.arange(M))
+
+
+def test_replace_one_sensitivity_of_all_marginals_is_sqrt_2m_over_n():
+    X = data(n=12, n_cols=3, size=3)
+    workload = domain_workload(n_cols=3, size=3, k=2).fit(X)
+    records = workload.encode(X)
+    base = workload.answer_codes(records)
+    worst = 0.0
+    for i in range(len(records)):
+        for value in itertools.product(range(3), repeat=3):
+            other = records.copy()
+            other[i] = value
+            worst = max(worst, np.linalg.norm(workload.answer_codes(other) - base))
+    assert worst == pytest.approx(math.sqrt(2 * len(workload.marginals_)) / len(X))
+
+
+@pytest.mark.parametrize("rounds, share", [(3, 0.1), (5, 0.4)])
+def test_adaptive_rounds_run_exactly_the_mechanisms_they_charge(rounds, share, monkeypatch):
+    X = data()
+    select = Recorder(adaptive_module.exponential_mechanism)
+    gauss = Recorder(adaptive_module.gaussian_mechanism)
+    monkeypatch.setattr(adaptive_module, "exponential_mechanism", select)
+    monkeypatch.setattr(adaptive_module, "gaussian_mechanism", gauss)
+    est = fit(X, rounds=rounds, selection_share=share)
+    n, M, d = len(X), len(est.workload_.marginals_), X.shape[1]
+    rho = epsilon_to_rho(1.0, 1 / n**2)
+    true = est.workload_.answer(X)
+    offsets = est.workload_.marginal_offsets_
+    # round 1: every column's 1-way marginal, with a whole round's share
+    (values, sensitivity, sigma_1, _), *selected = gauss.calls
+    codes = est.workload_.encode(X)
+    one_way = np.concatenate([np.bincount(codes[:, a], minlength=size) / n
+                              for a, size in enumerate(est.workload_.layout_.block_sizes)])
+    np.testing.assert_allclose(values, one_way)
+    assert sensitivity == pytest.approx(math.sqrt(2 * d) / n)
+    assert sigma_1 == pytest.approx(math.sqrt(2 * d) / n / math.sqrt(2 * rho / rounds), rel=1e-8)
+    # rounds 2..T: select and measure one marginal each
+    eps_sel = math.sqrt(8 * share * rho / rounds)
+    sigma = (math.sqrt(2) / n) / math.sqrt(2 * (1 - share) * rho / rounds)
+    assert len(select.calls) == len(selected) == rounds - 1
+    for (scores, epsilon, sensitivity, _), (values, g_sens, g_sigma, _), m in zip(
+            select.calls, selected, est.measured_marginals_):
+        assert len(scores) == M
+        assert epsilon == pytest.approx(eps_sel, rel=1e-8)
+        assert sensitivity == pytest.approx(2 / n)
+        np.testing.assert_allclose(values, true[offsets[m]:offsets[m + 1]])
+        assert g_sens == pytest.approx(math.sqrt(2) / n)
+        assert g_sigma == pytest.approx(sigma, rel=1e-8)
+    assert totals(est) == {
+        "gaussian_mechanism": (rounds, pytest.approx(
+            rho / rounds + (rounds - 1) * (2 / n**2) / (2 * sigma**2), rel=1e-8)),
+        "exponential_mechanism": (rounds - 1, pytest.approx((rounds - 1) * eps_sel**2 / 8,
+                                                            rel=1e-8)),
+    }
+    assert est.ledger_.rho_spent <= est.rho_
+    assert est.ledger_.rho_spent == pytest.approx(rho, rel=1e-8)
+    measured = np.isfinite(est.measurement_variances_)
+    chosen = np.zeros(M, dtype=bool)
+    chosen[est.measured_marginals_] = True
+    np.testing.assert_array_equal(measured, np.repeat(chosen, np.diff(offsets)))
+    counts = np.bincount(est.measured_marginals_, minlength=M)
+    np.testing.assert_allclose(est.measurement_variances_[measured],
+                               np.repeat(sigma**2 / counts[chosen], np.diff(offsets)[chosen]))
+    assert len(est.one_way_measurements_) == len(one_way)
+
+
+def test_selection_score_sensitivity_is_two_over_n():
+    # the L1 error of a marginal against fixed synthetic answers moves by at most 2/n
+    X = data(n=10, n_cols=3, size=3)
+    workload = domain_workload(n_cols=3, size=3, k=2).fit(X)
+    records = workload.encode(X)
+    synthetic = np.random.default_rng(0).dirichlet(np.ones(workload.n_queries_))
+    offsets = workload.marginal_offsets_[:-1]
+
+    def l1(recs):
+        return np.add.reduceat(np.abs(workload.answer_codes(recs) - synthetic), offsets)
+
+    base, worst = l1(records), 0.0
+    for i in range(len(records)):
+        for value in itertools.product(range(3), repeat=3):
+            other = records.copy()
+            other[i] = value
+            worst = max(worst, np.abs(l1(other) - base).max())
+    assert worst <= 2 / len(X) + 1e-12
+    assert worst > 1 / len(X)
+
+
+@pytest.mark.parametrize("rounds", [1, 6])
+def test_measurement_noise_is_gaussian_with_the_charged_sigma(rounds, monkeypatch):
+    outputs = []
+
+    def recording(values, sensitivity, sigma, rng):
+        noisy = gaussian_mechanism(values, sensitivity, sigma, rng)
+        outputs.append((np.asarray(values), noisy, sigma))
+        return noisy
+
+    monkeypatch.setattr(adaptive_module, "gaussian_mechanism", recording)
+    X = data(n=500, n_cols=6, size=5)
+    est = fit(X, workload=domain_workload(n_cols=6, size=5), rounds=rounds, epsilon=2.0,
+              max_iter=4)
+    z = np.concatenate([(noisy - values) / sigma for values, noisy, sigma in outputs])
+    assert len(outputs) == rounds and len(z) >= 5 * 125
+    assert stats.kstest(z, "norm").pvalue > 1e-3
+    # the test can fail: noise 20% off the charged sigma is caught
+    assert stats.kstest(z / 1.2, "norm").pvalue < 1e-3
+    measured = np.isfinite(est.measurement_variances_)
+    assert np.all(np.isnan(est.measurements_[~measured]))
+    if rounds == 1:  # one measurement a cell: the recorded one
+        np.testing.assert_allclose(est.measurements_, outputs[0][1], rtol=1e-12)
+
+
+def test_default_rounds_rule():
+    assert adaptive_default_rounds(48842, epsilon_to_rho(1.0, 48842.0**-2), 64) == 1
+    rho = epsilon_to_rho(0.1, 1000.0**-2)
+    rounds = adaptive_default_rounds(1000, rho, 64)
+    assert rounds == 2  # the formula gives fewer, clipped to the least adaptive schedule
+    # T such that each of T measurements has sigma = noise_level, within the clip
+    T = adaptive_default_rounds(7000, 0.001, 64, selection_share=0.1, noise_level=0.02)
+    assert T == math.floor(0.9 * 0.001 * (7000 * 0.02) ** 2)
+    # never more rounds than marginals
+    assert adaptive_default_rounds(7000, 0.003, 5, noise_level=0.0001) == 2
+    assert adaptive_default_rounds(5000, 0.0005, 3, noise_level=0.3) == 1
+
+
+def test_accuracy_beats_the_noise_on_a_structured_table():
+    X = data(n=3000)
+    est = fit(X, epsilon=1.0, rounds=1, max_iter=60)
+    true = est.workload_.answer(X)
+    noise = np.abs(est.measurements_ - true).max()
+    fitted = np.abs(est.workload_.answer_codes(est.records_, est.weights_) - true).max()
+    assert fitted < noise
+    sample = est.workload_.answer(est.sample(3000))
+    assert np.abs(sample - true).max() < noise
+
+
+def test_same_seed_same_output_and_other_seed_differs():
+    a, b = fit(rounds=3), fit(rounds=3)
+    np.testing.assert_array_equal(a.records_, b.records_)
+    np.testing.assert_array_equal(a.weights_, b.weights_)
+    np.testing.assert_array_equal(a.measurements_, b.measurements_)
+    pd.testing.assert_frame_equal(a.sample(100), b.sample(100))
+    c = fit(rounds=3, random_state=1)
+    assert not np.array_equal(a.measurements_, c.measurements_, equal_nan=True)
+
+
+@pytest.mark.parametrize("rounds", [1, 3])
+def test_solver_faults_change_accuracy_never_the_ledger(rounds):
+    class Broken:
+        def session(self, layout, random_state=None):
+            class Session:
+                def solve(self, problem):
+                    raise RuntimeError("back-end crashed")
+
+                def close(self):
+                    pass
+
+            return Session()
+
+    reference = fit(solver="brute", rounds=rounds)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        broken = fit(solver=Broken(), rounds=rounds)
+    assert broken.solver_stats_.n_fallback == broken.solver_stats_.calls > 0
+    assert any(issubclass(w.category, SolverWarning) for w in caught)
+    assert broken.ledger_.entries == reference.ledger_.entries
+    if rounds == 1:  # adaptive selections depend on the synthetic data, so on the oracle
+        np.testing.assert_array_equal(broken.measurements_, reference.measurements_)
+    assert broken.weights_.sum() == pytest.approx(1.0)
+
+
+def test_time_limit_stops_the_projection():
+    est = fit(X=data(n=2000), max_iter=1000, tol=0.0, time_limit=1e-6)
+    assert est.projection_stop_ == "time_limit"
+    assert est.n_iter_ == 1
+
+
+def test_verbose_shows_a_progress_bar(capsys):
+    fit(verbose=1, max_iter=3, tol=0.0)
+    assert "AdaptiveProjection" in capsys.readouterr().err
+
+
+@parametrize_with_checks(
+    [AdaptiveProjection(epsilon=1.0, rounds=1, max_iter=2, solver="heuristic", random_state=0)],
+    expected_failed_checks=lambda est: {},
+)
+def test_sklearn_compatible(estimator, check):
+    from sklearn_privsyn import PrivacyLeakWarning
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", PrivacyLeakWarning)
+        check(estimator)
