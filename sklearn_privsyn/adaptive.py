@@ -12,9 +12,8 @@ import math
 from numbers import Integral, Real
 
 import numpy as np
-from sklearn.utils._param_validation import HasMethods, Interval, StrOptions
-
-from ._base import BaseSynthesizer
+from ._base import SOLVER_CONSTRAINT, BaseSynthesizer
+from ._sklearn_private import Interval
 from .privacy import (
     exponential_mechanism,
     exponential_mechanism_rho,
@@ -182,7 +181,7 @@ class AdaptiveProjection(BaseSynthesizer):
         "max_iter": [Interval(Integral, 1, None, closed="left")],
         "tol": [Interval(Real, 0, None, closed="left")],
         "time_limit": [Interval(Real, 0, None, closed="neither"), None],
-        "solver": [StrOptions({"highs", "pulp", "heuristic", "brute"}), HasMethods(["session"])],
+        "solver": SOLVER_CONSTRAINT,
     }
 
     def __init__(
@@ -242,14 +241,16 @@ class AdaptiveProjection(BaseSynthesizer):
             else:
                 projection = self._adaptive(records, true_answers, rounds, session, noise_rng,
                                             select_rng, project_rng)
-            result = projection.run(max_iter=self.max_iter, tol=self.tol,
-                                    time_limit=self.time_limit,
-                                    progress=self._progress())
+            bar = self._progress(self.max_iter)
+            try:
+                result = projection.run(max_iter=self.max_iter, tol=self.tol,
+                                        time_limit=self.time_limit,
+                                        progress=None if bar is None else _reporter(bar))
+            finally:
+                if bar is not None:
+                    bar.close()
         finally:
             session.close()
-            if getattr(self, "_bar", None) is not None:
-                self._bar.close()
-            self.__dict__.pop("_bar", None)
 
         self.projection_gap_ = result.gap
         self.projection_objective_ = result.objective
@@ -330,15 +331,12 @@ class AdaptiveProjection(BaseSynthesizer):
         self.measured_marginals_ = np.asarray(chosen, dtype=np.intp)
         return projection
 
-    def _progress(self):
-        if not self.verbose:
-            return None
-        from tqdm.auto import tqdm
 
-        self._bar = tqdm(total=self.max_iter, desc=type(self).__name__, unit="iter")
+def _reporter(bar):
+    """A projection progress callback that advances ``bar`` and shows the gap."""
 
-        def update(iteration, value, gap):
-            self._bar.update(1)
-            self._bar.set_postfix(objective=f"{value:.4g}", gap=f"{gap:.3g}")
+    def update(iteration, value, gap):
+        bar.update(1)
+        bar.set_postfix(objective=f"{value:.4g}", gap=f"{gap:.3g}")
 
-        return update
+    return update
