@@ -98,7 +98,7 @@ def test_quiet_prints_nothing(files, capsys):
     assert capsys.readouterr().err == ""
 
 
-@pytest.mark.parametrize("algorithm", ["fem", "sepfem", "dualquery", "dqrs", "mwem"])
+@pytest.mark.parametrize("algorithm", ["fem", "sepfem", "dualquery", "dqrs", "mwem", "adaptive"])
 def test_every_algorithm(files, capsys, algorithm):
     args = ["fit", str(files.csv), "--domain", str(files.domain), "--algorithm", algorithm,
             "--epsilon", "1", "--seed", "1", "--rounds", "3", "-o", str(files.dir / "s.csv")]
