@@ -30,7 +30,8 @@ __all__ = ["AdaptiveProjection", "adaptive_default_rounds"]
 _BUDGET_MARGIN = 1e-9
 
 
-def adaptive_default_rounds(n, rho, n_marginals, selection_share=0.1, noise_level=0.02):
+def adaptive_default_rounds(n, rho, n_marginals, selection_share=0.1, noise_level=0.02,
+                            max_rounds=8):
     """Rounds of measurement: 1 (measure every marginal at once) unless the budget is thin.
 
     Measuring all ``M`` marginals at once gives every cell Gaussian noise of
@@ -41,9 +42,12 @@ def adaptive_default_rounds(n, rho, n_marginals, selection_share=0.1, noise_leve
     about that noise level: ``T`` rounds at ``(1 - selection_share) rho / T``
     each give ``sigma = sqrt(T / ((1 - selection_share) rho)) / n``, so
     ``T = floor((1 - selection_share) rho (n noise_level)**2)``, clipped to
-    ``[2, M]``. Only public quantities enter: ``n`` (public under replace-one
-    neighbours), ``rho`` and the number of marginals. ``noise_level`` was
-    chosen on generated tables (``benchmarks/bench_adaptive.py rule``).
+    ``[2, min(M, max_rounds)]``. Only public quantities enter: ``n`` (public
+    under replace-one neighbours), ``rho`` and the number of marginals.
+    ``noise_level`` and ``max_rounds`` were chosen on generated tables
+    (``benchmarks/bench_adaptive.py --data generated``): runs with 2 to 8
+    rounds beat those with 11 to 54, whose first round (every column's 1-way
+    marginal) and measurements get too small a share each.
 
     Parameters
     ----------
@@ -57,6 +61,8 @@ def adaptive_default_rounds(n, rho, n_marginals, selection_share=0.1, noise_leve
         Share of an adaptive round's budget spent on selection.
     noise_level : float, default=0.02
         Largest per-cell noise standard deviation for measuring all at once.
+    max_rounds : int, default=8
+        Most adaptive rounds.
 
     Returns
     -------
@@ -69,11 +75,13 @@ def adaptive_default_rounds(n, rho, n_marginals, selection_share=0.1, noise_leve
     1
     >>> adaptive_default_rounds(7000, 0.00022, 64)
     3
+    >>> adaptive_default_rounds(48842, 0.000167, 278)
+    8
     """
     if math.sqrt(n_marginals / rho) / n <= noise_level:
         return 1
     T = int(math.floor((1.0 - selection_share) * rho * (n * noise_level) ** 2))
-    return int(min(n_marginals, max(2, T)))
+    return int(min(n_marginals, max_rounds, max(2, T)))
 
 
 class AdaptiveProjection(BaseSynthesizer):

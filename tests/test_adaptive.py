@@ -278,8 +278,10 @@ def test_default_rounds_rule():
     rounds = adaptive_default_rounds(1000, rho, 64)
     assert rounds == 2  # the formula gives fewer, clipped to the least adaptive schedule
     # T such that each of T measurements has sigma = noise_level, within the clip
-    T = adaptive_default_rounds(7000, 0.001, 64, selection_share=0.1, noise_level=0.02)
-    assert T == math.floor(0.9 * 0.001 * (7000 * 0.02) ** 2)
+    T = adaptive_default_rounds(7000, 0.001, 64, selection_share=0.1, noise_level=0.02,
+                                max_rounds=100)
+    assert T == math.floor(0.9 * 0.001 * (7000 * 0.02) ** 2) == 17
+    assert adaptive_default_rounds(7000, 0.001, 64) == 8  # at most max_rounds
     # never more rounds than marginals
     assert adaptive_default_rounds(7000, 0.003, 5, noise_level=0.0001) == 2
     assert adaptive_default_rounds(5000, 0.0005, 3, noise_level=0.3) == 1
