@@ -845,7 +845,7 @@ def _cmd_demo(args):
 
     verbose = args.verbose if args.verbose is not None else int(sys.stderr.isatty())
     run_demo(epsilon=args.epsilon, n_marginals=args.marginals, seed=args.seed,
-             rows=args.rows, verbose=verbose)
+             rows=args.rows, verbose=verbose, algorithm=args.algorithm)
     return 0
 
 
@@ -1031,9 +1031,10 @@ def build_parser():
 
     demo = sub.add_parser(
         "demo",
-        help="run FEM on the bundled UCI Adult data",
-        description="Fit FEM on the bundled UCI Adult data (48,842 rows) with a public\n"
-        "domain, then print the workload error and the privacy spent.",
+        help="run a synthesizer (AdaptiveProjection by default) on the bundled UCI Adult data",
+        description="Fit a synthesizer (AdaptiveProjection by default) on the bundled UCI\n"
+        "Adult data (48,842 rows) with a public domain, then print the workload error\n"
+        "and the privacy spent.",
         formatter_class=formatter,
     )
     demo.add_argument("--epsilon", type=_positive_float, default=1.0,
@@ -1041,6 +1042,9 @@ def build_parser():
     demo.add_argument("--marginals", type=_positive_int, default=32,
                       help="random 3-way marginals in the workload (default: 32)")
     demo.add_argument("--seed", type=_seed, default=0, help="random seed (default: 0)")
+    demo.add_argument("--algorithm", choices=sorted(ALGORITHMS), default="adaptive",
+                      help="synthesizer to fit (default: adaptive; fem and sepfem run a quick "
+                           "100-round setting)")
     demo.add_argument("--rows", type=_positive_int, default=5,
                       help="synthetic rows to print (default: 5)")
     demo.add_argument("-v", "--verbose", action="store_const", const=1, default=None,

@@ -319,7 +319,13 @@ def test_demo_calls_run_demo(monkeypatch):
     calls = []
     monkeypatch.setattr(demo, "run_demo", lambda **kwargs: calls.append(kwargs))
     assert main(["demo", "--epsilon", "0.5", "--marginals", "4", "--seed", "3"]) == 0
-    assert calls == [{"epsilon": 0.5, "n_marginals": 4, "seed": 3, "rows": 5, "verbose": 0}]
+    assert main(["demo", "--algorithm", "dqrs"]) == 0
+    assert calls == [
+        {"epsilon": 0.5, "n_marginals": 4, "seed": 3, "rows": 5, "verbose": 0,
+         "algorithm": "adaptive"},
+        {"epsilon": 1.0, "n_marginals": 32, "seed": 0, "rows": 5, "verbose": 0,
+         "algorithm": "dqrs"},
+    ]
 
 
 def test_python_dash_m_help():
@@ -457,3 +463,22 @@ def test_parse_domain_rejects_bad_marks_and_values():
         cli.parse_domain({"a": {"values": [1], "bins": 3}})
     with pytest.raises(cli.CLIError, match=r"column 'a': \"values\" must be a list"):
         cli.parse_domain({"a": {"values": 3}})
+
+
+def test_run_demo_reports_error_and_privacy_of_a_real_fit():
+    from sklearn_privsyn.demo import run_demo
+
+    lines = []
+    fitted = run_demo(epsilon=1.0, n_marginals=2, seed=0, rows=2, verbose=0,
+                      algorithm="adaptive", print_fn=lines.append)
+    text = "\n".join(lines)
+    assert "AdaptiveProjection on UCI Adult" in text
+    assert f"epsilon={fitted.epsilon_:.4f}" in text and fitted.epsilon_ <= 1.0
+    assert "workload error of 48,842 synthetic rows" in text
+
+
+def test_run_demo_rejects_an_unknown_algorithm():
+    from sklearn_privsyn.demo import run_demo
+
+    with pytest.raises(ValueError, match="algorithm must be one of"):
+        run_demo(algorithm="gan", print_fn=lambda line: None)
