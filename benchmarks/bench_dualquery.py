@@ -2,13 +2,18 @@
 
 Usage::
 
-    python benchmarks/bench_dualquery.py adult  [--eps 0.1 0.2 0.5 1] [--seeds 0 1 2]
+    python benchmarks/bench_dualquery.py adult  [--eps 0.1 0.2 0.5 1] [--seeds 0 1 2 3 4]
+                                                [--orders drawn shuffled] [--order-seed 0]
     python benchmarks/bench_dualquery.py mwem   [--eps 0.1 1]
     python benchmarks/bench_dualquery.py tune   # the generated-data grid behind the defaults
     python benchmarks/bench_dualquery.py tie-break [--eps 0.1 1]   # behind tie_break="history"
 
 ``adult``: the paper's workload (3-way, 64 marginals, ``max_cells=n``,
-``random_state=0``), ``delta = 1/n**2``, max error over all cells and fit time.
+``random_state=0``) as its protocol draws it and/or the same marginals in an
+order shuffled by ``--order-seed`` (``protocol.in_order``), ``delta = 1/n**2``.
+Every mode prints one row per run, then one mean and sd line per setting, of
+the errors of the rows ``sample(n)`` returns (max and mean over all cells, mean
+per-marginal TVD) and the fit's wall and CPU time.
 Targets: DualQuery max error <= 0.20 at eps = 0.1 (the authors' tuned 0.221),
 DQRS <= DualQuery at every eps, fit time <= 2 min at eps = 1.
 
@@ -33,7 +38,6 @@ import argparse
 import json
 import os
 import sys
-import time
 from pathlib import Path
 
 import numpy as np
@@ -42,9 +46,9 @@ import pandas as pd
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from datagen import latent_class_table, with_dominant_values  # noqa: E402
+from protocol import ORDERS, fit_and_measure, in_order, paper_workload, summary_lines  # noqa: E402
 
 from sklearn_privsyn import DQRS, FEM, MWEM, DualQuery, QueryWorkload  # noqa: E402
-from sklearn_privsyn.metrics import workload_error  # noqa: E402
 
 DATA = Path(os.environ.get(
     "PRIVSYN_SHARED_DATASETS", Path(__file__).resolve().parents[2] / "shared" / "datasets"
@@ -57,47 +61,33 @@ def _load(name):
     return X[list(domain)], domain
 
 
-def _paper_workload(domain, n):
-    """The paper's protocol: 64 random 3-way marginals of at most ``n`` cells each."""
-    return QueryWorkload(domain=domain, k=3, n_marginals=64, max_cells=n, random_state=0)
-
-
 def _run(est, X):
-    start = time.perf_counter()
-    est.fit(X)
-    seconds = time.perf_counter() - start
-    wl = est.workload_
-    err = workload_error(wl, wl.encode(X), est.records_, synthetic_weights=est.weights_)
-    return {
-        "max_error": err.max_error,
-        "mean_error": err.mean_error,
-        "rounds": est.n_rounds_,
-        "seconds": seconds,
-        "epsilon_spent": est.epsilon_,
-    }
+    return {**fit_and_measure(est, X), "rounds": est.n_rounds_, "epsilon_spent": est.epsilon_}
 
 
-def adult(eps_list, seeds, solver):
+def _report(rows, by):
+    for line in summary_lines(rows, by):
+        print(line)
+    return pd.DataFrame(rows)
+
+
+def adult(eps_list, seeds, solver, orders=("drawn",), order_seed=0):
     X, domain = _load("adult")
     n = len(X)
-    workload = _paper_workload(domain, n)
+    drawn = paper_workload(n, domain=domain)
     rows = []
-    for eps in eps_list:
-        for seed in seeds:
-            for cls in (DualQuery, DQRS):
-                est = cls(epsilon=eps, delta=1 / n**2, workload=workload, solver=solver,
-                          random_state=seed)
-                row = {"algorithm": cls.__name__, "epsilon": eps, "seed": seed, **_run(est, X)}
-                rows.append(row)
-                print(row, flush=True)
-    frame = pd.DataFrame(rows)
-    summary = frame.groupby(["algorithm", "epsilon"]).agg(
-        max_error=("max_error", "mean"), max_error_sd=("max_error", "std"),
-        mean_error=("mean_error", "mean"), rounds=("rounds", "mean"),
-        seconds=("seconds", "mean"),
-    )
-    print(summary.round(4).to_string())
-    return frame
+    for order in orders:
+        workload = in_order(drawn, X, order, order_seed)
+        for eps in eps_list:
+            for seed in seeds:
+                for cls in (DualQuery, DQRS):
+                    est = cls(epsilon=eps, delta=1 / n**2, workload=workload, solver=solver,
+                              random_state=seed)
+                    row = {"algorithm": cls.__name__, "epsilon": eps, "order": order,
+                           "seed": seed, **_run(est, X)}
+                    rows.append(row)
+                    print(row, flush=True)
+    return _report(rows, ["algorithm", "epsilon", "order"])
 
 
 def mwem(eps_list, seeds):
@@ -110,8 +100,10 @@ def mwem(eps_list, seeds):
     sizes = np.diff(workload.marginal_offsets_)
     uniform = np.repeat(1.0 / sizes, sizes)
     gap = np.abs(workload.answer(X) - uniform)
+    tvd = 0.5 * np.add.reduceat(gap, workload.marginal_offsets_[:-1])
     rows = [{"algorithm": "uniform", "epsilon": 0.0, "seed": 0, "max_error": gap.max(),
-             "mean_error": gap.mean(), "rounds": 0, "seconds": 0.0, "epsilon_spent": 0.0}]
+             "mean_error": gap.mean(), "mean_tvd": tvd.mean(), "rounds": 0, "seconds": 0.0,
+             "epsilon_spent": 0.0}]
     print(rows[0], flush=True)
     for eps in eps_list:
         for seed in seeds:
@@ -124,10 +116,7 @@ def mwem(eps_list, seeds):
                 row = {"algorithm": cls.__name__, "epsilon": eps, "seed": seed, **_run(est, X)}
                 rows.append(row)
                 print(row, flush=True)
-    frame = pd.DataFrame(rows)
-    print(frame.groupby(["algorithm", "epsilon"])[["max_error", "mean_error", "rounds",
-                                                     "seconds"]].mean().round(4).to_string())
-    return frame
+    return _report(rows, ["algorithm", "epsilon"])
 
 
 def generate(n=50_000, n_attributes=14, n_components=8, seed=0):
@@ -150,7 +139,7 @@ def tune(eps_list, seeds, solver, tables=("mixture",), algorithm="dualquery",
     for name, X, domain in generated_tables():
         if name not in tables:
             continue
-        workload = _paper_workload(domain, len(X))
+        workload = paper_workload(len(X), domain=domain)
         for eps in eps_list:
             for s in s_list:
                 for scale in scales:
@@ -162,10 +151,7 @@ def tune(eps_list, seeds, solver, tables=("mixture",), algorithm="dualquery",
                                "s": s, "scale": scale, "seed": seed, **_run(est, X)}
                         rows.append(row)
                         print(row, flush=True)
-    frame = pd.DataFrame(rows)
-    print(frame.groupby(["algorithm", "data", "epsilon", "s", "scale"])[
-        ["max_error", "mean_error", "rounds", "seconds"]].mean().round(4).to_string())
-    return frame
+    return _report(rows, ["algorithm", "data", "epsilon", "s", "scale"])
 
 
 def generated_tables():
@@ -185,7 +171,7 @@ def tie_break(eps_list, seeds, solver):
     rows = []
     for name, X, domain in generated_tables():
         n = len(X)
-        workload = _paper_workload(domain, n)
+        workload = paper_workload(n, domain=domain)
         for eps in eps_list:
             for rule, decay in variants:
                 for seed in seeds:
@@ -198,10 +184,7 @@ def tie_break(eps_list, seeds, solver):
                            "seed": seed, **_run(est, X)}
                     rows.append(row)
                     print(row, flush=True)
-    frame = pd.DataFrame(rows)
-    print(frame.groupby(["data", "epsilon", "tie_break", "decay"])[
-        ["max_error", "rounds", "seconds"]].mean().round(4).to_string())
-    return frame
+    return _report(rows, ["data", "epsilon", "tie_break", "decay"])
 
 
 def main():
@@ -209,6 +192,10 @@ def main():
     parser.add_argument("what", choices=["adult", "mwem", "tune", "tie-break"])
     parser.add_argument("--eps", type=float, nargs="+")
     parser.add_argument("--seeds", type=int, nargs="+", default=[0, 1, 2])
+    parser.add_argument("--orders", nargs="+", choices=ORDERS, default=["drawn"],
+                        help="paper workload orders for adult")
+    parser.add_argument("--order-seed", type=int, default=0,
+                        help="seed of the shuffled order")
     parser.add_argument("--solver", default="highs")
     parser.add_argument("--tables", nargs="+", default=["mixture"],
                         help="generated tables for tune (mixture, latent-class, dominant-1, "
@@ -221,7 +208,8 @@ def main():
                         help="learning-rate scales for tune")
     args = parser.parse_args()
     if args.what == "adult":
-        adult(args.eps or [0.1, 0.2, 0.5, 1.0], args.seeds, args.solver)
+        adult(args.eps or [0.1, 0.2, 0.5, 1.0], args.seeds, args.solver, args.orders,
+              args.order_seed)
     elif args.what == "mwem":
         mwem(args.eps or [0.1, 1.0], args.seeds)
     elif args.what == "tie-break":

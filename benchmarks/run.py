@@ -37,6 +37,13 @@ every run sees the same table).
 **Workload**: the paper's protocol: all k-way marginals with at most ``n``
 cells, ``n_marginals`` of them drawn with ``RandomState(workload_seed=0)``
 (``all`` keeps every eligible one). ``delta`` defaults to ``1/n**2``.
+``orders`` (``--orders``): ``drawn`` (the protocol's order, the default) and/or
+``shuffled`` (the same marginals listed in an order shuffled by ``order_seed``,
+``--order-seed``, default 0; ``protocol.in_order``).
+
+**Summary**: the grid ends with one mean and sd line per setting
+(``protocol.summary_lines``) of the errors of the rows ``sample(n)`` returns
+(``sample_*``), those of the answers, and the fit's wall and CPU time.
 
 **Isolation and memory**: by default each row runs in a fresh Python
 subprocess, which reports its own peak resident set size
@@ -82,6 +89,8 @@ HERE = Path(__file__).resolve().parent
 if str(HERE) not in sys.path:
     sys.path.insert(0, str(HERE))
 
+from protocol import ORDERS, in_order, paper_workload, summary_lines  # noqa: E402
+
 from sklearn_privsyn.cli import ALGORITHMS as CLI_ALGORITHMS  # noqa: E402
 
 DEFAULT_DATA_DIR = Path(
@@ -104,7 +113,7 @@ COLUMNS = [
     "epsilon_spent", "seed", "max_error", "mean_error", "fit_seconds", "total_seconds",
     "peak_rss_mb", "base_rss_mb", "rounds", "oracle_calls", "oracle_seconds", "timeouts",
     "fallbacks", "status", "error", "started", "host", "marginals", "fit_rss_mb",
-    *QUALITY_COLUMNS,
+    *QUALITY_COLUMNS, "order", "fit_cpu_seconds",
 ]
 
 #: name -> (module, attribute); modules starting with "." are in the package.
@@ -121,6 +130,8 @@ _PEER_SYNTH = {"mst": "mst", "aim": "aim", "snmwem": "mwem"}
 
 _KEY_FIELDS = ("algorithm", "estimator", "params", "dataset", "k", "n_marginals", "epsilon",
                "delta", "seed", "workload_seed")
+# Part of the key only for a shuffled order, so rows run before orders existed keep their ids.
+_ORDER_KEY_FIELDS = ("order", "order_seed")
 
 
 # ----------------------------------------------------------------------------- grid
@@ -153,21 +164,26 @@ def _marginals_value(value):
 def expand_grid(block, defaults=None, extra_params=None):
     """Run specs (dicts) of one grid block: the product of its lists.
 
-    Order: dataset, k, n_marginals, epsilon, seed, then algorithm (so the
-    algorithms of one setting run one after the other).
+    Order: dataset, k, n_marginals, workload order, epsilon, seed, then
+    algorithm (so the algorithms of one setting run one after the other).
     """
     block = {**(defaults or {}), **block}
     unknown = set(block) - {"algorithms", "datasets", "epsilon", "k", "n_marginals",
-                            "seeds", "delta", "workload_seed", "data_dir", "params"}
+                            "seeds", "delta", "workload_seed", "data_dir", "params",
+                            "orders", "order_seed"}
     if unknown:
         raise ValueError(f"unknown grid keys {sorted(unknown)}")
     params_by_name = {**(extra_params or {}), **block.get("params", {})}
     algorithms = [_algorithm_entry(a, params_by_name) for a in _as_list(block["algorithms"])]
     specs = []
-    for dataset, k, n_marg, eps, seed in itertools.product(
+    orders = _as_list(block.get("orders", ["drawn"]))
+    if set(orders) - set(ORDERS):
+        raise ValueError(f"orders must be among {ORDERS}; got {orders}")
+    for dataset, k, n_marg, order, eps, seed in itertools.product(
         _as_list(block.get("datasets", ["adult"])),
         _as_list(block.get("k", [3])),
         _as_list(block.get("n_marginals", [64])),
+        orders,
         _as_list(block["epsilon"]),
         _as_list(block.get("seeds", [0])),
     ):
@@ -183,6 +199,8 @@ def expand_grid(block, defaults=None, extra_params=None):
                 "delta": None if block.get("delta") is None else float(block["delta"]),
                 "seed": int(seed),
                 "workload_seed": int(block.get("workload_seed", 0)),
+                "order": str(order),
+                "order_seed": int(block.get("order_seed", 0)),
                 "data_dir": str(block.get("data_dir", DEFAULT_DATA_DIR)),
             }
             spec["run_id"] = run_id(spec)
@@ -197,6 +215,8 @@ def canonical_params(params):
 def run_id(spec):
     """Short hash of the fields that identify a run (not data_dir, not timing)."""
     key = {f: spec[f] for f in _KEY_FIELDS}
+    if spec.get("order", "drawn") != "drawn":
+        key.update({f: spec[f] for f in _ORDER_KEY_FIELDS})
     key["params"] = canonical_params(spec["params"])
     return hashlib.sha1(json.dumps(key, sort_keys=True).encode()).hexdigest()[:16]
 
@@ -342,6 +362,8 @@ def _empty_row(spec):
     row = {c: None for c in COLUMNS}
     row.update({f: spec[f] for f in ("run_id", "algorithm", "estimator", "dataset", "k",
                                      "n_marginals", "epsilon", "delta", "seed")})
+    order = spec.get("order", "drawn")
+    row["order"] = order if order == "drawn" else f"{order}:{spec['order_seed']}"
     row["params"] = canonical_params(spec["params"])
     row["n_marginals"] = "all" if spec["n_marginals"] is None else spec["n_marginals"]
     row["started"] = datetime.datetime.now().isoformat(timespec="seconds")
@@ -358,12 +380,11 @@ def execute(spec, base_rss_mb=None):
     try:
         import numpy as np
 
-        from sklearn_privsyn.workload import QueryWorkload
-
         frame, wl_kwargs = load_dataset(spec["dataset"], spec["data_dir"])
-        workload = QueryWorkload(k=spec["k"], n_marginals=spec["n_marginals"],
-                                 max_cells="n_rows", random_state=spec["workload_seed"],
-                                 **wl_kwargs).fit(frame)
+        drawn = paper_workload(len(frame), k=spec["k"], n_marginals=spec["n_marginals"],
+                               random_state=spec["workload_seed"], **wl_kwargs)
+        workload = in_order(drawn, frame, spec.get("order", "drawn"),
+                            spec.get("order_seed", 0)).fit(frame)
         row.update(n=len(frame), n_attributes=workload.layout_.n_attributes,
                    d=workload.layout_.n_features, queries=workload.n_queries_,
                    marginals=len(workload.marginals_))
@@ -374,9 +395,10 @@ def execute(spec, base_rss_mb=None):
         estimator = _make_estimator(spec, workload)
         load_peak = _maxrss_mb()  # clear_refs resets getrusage's maxrss too
         reset = _reset_peak_rss()
-        fit_start = time.perf_counter()
+        fit_start, cpu_start = time.perf_counter(), time.process_time()
         estimator.fit(frame)
         row["fit_seconds"] = time.perf_counter() - fit_start
+        row["fit_cpu_seconds"] = time.process_time() - cpu_start
         if reset:  # peak during fit, counting what was resident when it started
             row["fit_rss_mb"] = _peak_rss_since_reset_mb()
 
@@ -552,6 +574,24 @@ def run_grid(specs, out, *, n_jobs=1, isolation="subprocess", timeout=None,
     return rows
 
 
+#: The per-run figures of a row that the grid's summary averages.
+SUMMARY_FIGURES = ("sample_max_error", "sample_mean_error", "sample_mean_tvd", "max_error",
+                   "mean_tvd", "fit_seconds", "fit_cpu_seconds")
+
+
+def grid_summary(specs, out):
+    """Mean and sd lines, per setting, of the grid's rows in ``out`` that ran ok."""
+    ids = {spec["run_id"] for spec in specs}
+    with open(out, newline="") as handle:
+        rows = [r for r in csv.DictReader(handle) if r["run_id"] in ids and r["status"] == "ok"]
+    if not rows:
+        return []
+    for row in rows:
+        row["order"] = row.get("order") or "drawn"  # rows written before orders existed
+    by = ["dataset", "k", "n_marginals", "order", "epsilon", "algorithm"]
+    return summary_lines(rows, by, SUMMARY_FIGURES)
+
+
 def _parse_params(items):
     params = {}
     for item in items or []:
@@ -579,6 +619,9 @@ def main(argv=None):
     parser.add_argument("--n-marginals", nargs="+", default=["64"],
                         help="ints or 'all'")
     parser.add_argument("--seeds", type=int, nargs="+", default=[0])
+    parser.add_argument("--orders", nargs="+", choices=ORDERS, default=["drawn"],
+                        help="workload orders: the protocol's and/or shuffled")
+    parser.add_argument("--order-seed", type=int, default=0, help="seed of the shuffled order")
     parser.add_argument("--delta", type=float, default=None, help="default 1/n^2")
     parser.add_argument("--params", nargs="*", metavar="NAME=JSON",
                         help="estimator keyword arguments per algorithm name")
@@ -604,7 +647,8 @@ def main(argv=None):
             parser.error("give --config, or at least --algorithms and --epsilon")
         block = {"algorithms": args.algorithms, "datasets": args.datasets,
                  "epsilon": args.epsilon, "k": args.k, "n_marginals": args.n_marginals,
-                 "seeds": args.seeds, "delta": args.delta}
+                 "seeds": args.seeds, "delta": args.delta, "orders": args.orders,
+                 "order_seed": args.order_seed}
         if args.data_dir:
             block["data_dir"] = args.data_dir
         specs = expand_grid(block, extra_params=_parse_params(args.params))
@@ -646,6 +690,8 @@ def main(argv=None):
         rows = run_grid(specs, out, **kwargs)
     failed = sum(r["status"] != "ok" for r in rows)
     print(f"{len(rows)} runs appended to {out} ({failed} not ok)", file=sys.stderr)
+    for line in grid_summary(specs, out):
+        print(line)
     return 0
 
 

@@ -347,3 +347,60 @@ def test_quality_table_shows_mean_and_sd_and_blanks_what_was_not_measured(tmp_pa
     assert cells[10] == "0.750 (0.071)" and cells[-1] == "2"
     hdmm = next(line for line in table.splitlines() if "| hdmm |" in line)
     assert [c.strip() for c in hdmm.strip("|").split("|")][5:7] == ["0.0500", "3.000"]
+
+
+protocol = _load("protocol", "protocol.py")
+
+
+@pytest.mark.parametrize("order_seed", [0, 3])
+def test_shuffled_order_lists_the_drawn_marginals_in_a_seeded_order(order_seed):
+    frame = _tiny_frame()
+    drawn = protocol.paper_workload(N_ROWS, k=2, n_marginals=5, domain=DOMAIN)
+    assert protocol.in_order(drawn, frame, "drawn") is drawn
+    shuffled = protocol.in_order(drawn, frame, "shuffled", order_seed)
+    again = protocol.in_order(drawn, frame, "shuffled", order_seed)
+    before = drawn.fit(frame).marginals_
+    after = shuffled.fit(frame).marginals_
+    assert sorted(after) == sorted(before) and after != before
+    assert again.fit(frame).marginals_ == after
+    assert shuffled.fit(frame).n_queries_ == drawn.n_queries_
+    with pytest.raises(ValueError, match="order must be one of"):
+        protocol.in_order(drawn, frame, "reversed")
+
+
+def test_grid_orders_keep_the_drawn_run_ids_and_add_shuffled_runs(dataset):
+    plain = _grid(dataset, ["zeros"])
+    both = _grid(dataset, ["zeros"], orders=["drawn", "shuffled"], order_seed=2)
+    assert [s["order"] for s in both] == ["drawn", "shuffled"]
+    assert both[0]["run_id"] == plain[0]["run_id"]
+    reseeded = _grid(dataset, ["zeros"], orders=["shuffled"], order_seed=3)
+    assert len({both[1]["run_id"], reseeded[0]["run_id"], plain[0]["run_id"]}) == 3
+    with pytest.raises(ValueError, match="orders must be among"):
+        _grid(dataset, ["zeros"], orders=["reversed"])
+
+
+def test_fit_and_measure_reports_the_errors_of_the_sampled_rows():
+    from sklearn_privsyn import DualQuery
+    from sklearn_privsyn.metrics import workload_error
+
+    frame = _tiny_frame()
+    workload = protocol.paper_workload(N_ROWS, k=2, n_marginals=4, domain=DOMAIN)
+    est = DualQuery(epsilon=1.0, workload=workload, random_state=0)
+    figures = protocol.fit_and_measure(est, frame)
+    expected = workload_error(est.workload_, frame, est.sample(N_ROWS))
+    assert figures["max_error"] == expected.max_error
+    assert figures["mean_error"] == expected.mean_error
+    assert figures["mean_tvd"] == pytest.approx(expected.per_marginal_tvd.mean())
+    assert figures["seconds"] > 0 and figures["cpu_seconds"] >= 0
+
+
+def test_summary_lines_give_mean_and_sd_per_order_and_over_both():
+    rows = [{"eps": 1, "order": order, "seed": seed, "max_error": value}
+            for order, values in [("drawn", [0.1, 0.3]), ("shuffled", [0.5, 0.7])]
+            for seed, value in enumerate(values)]
+    lines = protocol.summary_lines(rows, ["eps", "order"])
+    assert lines == [
+        "mean of 2: eps=1 order=drawn max_error=0.2 (sd 0.14)",
+        "mean of 2: eps=1 order=shuffled max_error=0.6 (sd 0.14)",
+        "mean of 4: eps=1 order=both max_error=0.4 (sd 0.26)",
+    ]
