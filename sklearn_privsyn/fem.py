@@ -34,7 +34,7 @@ from .privacy import (
 from .solvers import OracleProblem, SolverStats, get_oracle
 from .solvers._session import open_session
 
-__all__ = ["FEM", "SepFEM", "default_rounds"]
+__all__ = ["FEM", "SepFEM", "default_rounds", "sepfem_noise_scale"]
 
 
 def default_rounds(n, rho, n_candidates, scale=1.0):
@@ -388,6 +388,55 @@ class FEM(_FTPLSynthesizer):
         return -rng.exponential(eta, size=size)
 
 
+def sepfem_noise_scale(rounds, block_sizes):
+    """sepFEM's default Laplace scale, derived from separator FTPL's regret bound.
+
+    With one-hot records the ``d`` coordinate queries ``x_j`` form a
+    separator set of size ``M = d``, and the data player chooses among
+    ``N = |X| = prod(block_sizes)`` records. Separator FTPL with Laplace
+    noise of scale ``b`` on those ``M`` coordinates (Syrgkanis et al. 2016,
+    as restated in the paper's sepFEM regret lemma, whose ``eta`` is the rate
+    ``1 / b``) has average regret over ``T`` rounds at most
+
+    ``R(b) = 4 M / b + 10 sqrt(M) ln(N) b / T``:
+
+    the first term is the cost of instability (less noise, more switching),
+    the second the bias of the noise itself. ``R'(b) = 0`` gives
+
+    ``b* = sqrt(2 sqrt(M) T / (5 ln N))``, with ``M = d = sum(block_sizes)``
+    and ``ln N = sum(ln(block_sizes))``.
+
+    Like FEM's ``0.16 sqrt(T)`` it grows as ``sqrt(T)`` (the objective is a
+    sum of ``T`` queries), but its constant comes from the schema: ``d``
+    one-hot coordinates each perturbed, against ``ln N`` bits of choice. No
+    tuned constant: the rule was checked, not fitted, on generated data
+    (``benchmarks/tune_fem.py --algorithm sepfem --rule-scale``; see
+    ``benchmarks/RESULTS.md``). Public: uses only the schema and ``T``.
+
+    Parameters
+    ----------
+    rounds : int
+        Number of rounds T.
+    block_sizes : sequence of int
+        Number of values of each attribute (the one-hot blocks).
+
+    Returns
+    -------
+    scale : float
+        The Laplace scale ``b*``.
+
+    Examples
+    --------
+    >>> round(sepfem_noise_scale(425, [85, 9, 100, 16, 7, 15, 6, 5, 2, 100, 100, 99, 42, 2]), 2)
+    10.03
+    """
+    sizes = np.asarray(block_sizes, dtype=float)
+    log_records = float(np.log(sizes).sum())
+    if log_records == 0.0:  # a single possible record: nothing to choose, no noise needed
+        return 1.0
+    return math.sqrt(2.0 * math.sqrt(sizes.sum()) * rounds / (5.0 * log_records))
+
+
 class SepFEM(_FTPLSynthesizer):
     """sepFEM: the FTPL data player perturbed through a separator set.
 
@@ -397,7 +446,10 @@ class SepFEM(_FTPLSynthesizer):
     scale ``noise_scale_``. Privacy accounting is FEM's: only the query
     player's exponential mechanism reads the data.
 
-    Parameters are FEM's; see :class:`FEM`.
+    Parameters are FEM's (see :class:`FEM`), except that ``noise_scale=None``
+    means :func:`sepfem_noise_scale`, ``sqrt(2 sqrt(d) T / (5 ln |X|))`` for
+    one-hot width ``d`` and ``|X|`` possible records, derived from separator
+    FTPL's regret bound.
 
     Examples
     --------
@@ -411,7 +463,10 @@ class SepFEM(_FTPLSynthesizer):
     (4, 2)
     """
 
-    _default_noise_multiplier = 0.16
+    def _noise_scale(self, rounds):
+        if self.noise_scale is not None:
+            return float(self.noise_scale)
+        return sepfem_noise_scale(rounds, self.workload_.layout_.block_sizes)
 
     def _perturbation(self, rng, eta, size):
         return rng.laplace(0.0, eta, size=size)

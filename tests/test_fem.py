@@ -14,7 +14,7 @@ from sklearn.preprocessing import FunctionTransformer
 from sklearn.utils.estimator_checks import parametrize_with_checks
 
 from sklearn_privsyn import FEM, QueryWorkload, SepFEM
-from sklearn_privsyn.fem import default_rounds
+from sklearn_privsyn.fem import default_rounds, sepfem_noise_scale
 from sklearn_privsyn.solvers import BruteForceOracle, get_oracle
 
 
@@ -168,6 +168,26 @@ def test_sepfem_perturbation_is_laplace_on_coordinates():
 def test_noise_scale_default_is_multiple_of_sqrt_rounds():
     est = fast(rounds=16).fit(toy_frame())
     assert est.noise_scale_ == pytest.approx(0.16 * 4)
+
+
+def test_sepfem_noise_default_is_its_own_rule_of_the_schema():
+    est = fast(SepFEM, rounds=16).fit(toy_frame())
+    d, log_records = 3 + 3 + 2, math.log(3 * 3 * 2)
+    assert est.noise_scale_ == pytest.approx(math.sqrt(2 * math.sqrt(d) * 16 / (5 * log_records)))
+    assert fast(SepFEM, rounds=16, noise_scale=0.7).fit(toy_frame()).noise_scale_ == 0.7
+
+
+@pytest.mark.parametrize("rounds, sizes", [(46, [85, 9, 100, 2]), (425, [2] * 30), (7, [5, 1])])
+def test_sepfem_noise_rule_minimises_the_separator_regret_bound(rounds, sizes):
+    m, log_n = sum(sizes), sum(math.log(v) for v in sizes)
+
+    def regret(b):  # 4 M / b + 10 sqrt(M) ln N b / T, M = one-hot width
+        return 4 * m / b + 10 * math.sqrt(m) * log_n * b / rounds
+
+    best = sepfem_noise_scale(rounds, sizes)
+    grid = best * np.linspace(0.5, 2.0, 61)
+    assert regret(best) <= min(regret(b) for b in grid) + 1e-12
+    assert sepfem_noise_scale(4 * rounds, sizes) == pytest.approx(2 * best)
 
 
 @pytest.mark.parametrize("keep, expected_rounds", [(1.0, 9), (0.5, 5), (0.1, 1)])
