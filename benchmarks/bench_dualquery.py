@@ -87,7 +87,19 @@ def adult(eps_list, seeds, solver, orders=("drawn",), order_seed=0):
                            "seed": seed, **_run(est, X)}
                     rows.append(row)
                     print(row, flush=True)
+    for line in dqrs_against_dualquery(rows):
+        print(line)
     return _report(rows, ["algorithm", "epsilon", "order"])
+
+
+def dqrs_against_dualquery(rows):
+    """Per eps: DQRS's max error minus DualQuery's, paired by seed and order."""
+    frame = pd.DataFrame(rows).pivot_table(index=["epsilon", "order", "seed"],
+                                           columns="algorithm", values="max_error")
+    gap = (frame["DQRS"] - frame["DualQuery"]).dropna().groupby(level="epsilon")
+    return [f"DQRS - DualQuery max error, eps={eps}: mean {g.mean():+.4f} (sd {g.std():.4f}), "
+            f"DQRS lower or equal in {(g <= 0).sum()} of {len(g)} paired runs"
+            for eps, g in gap]
 
 
 def mwem(eps_list, seeds):

@@ -404,3 +404,17 @@ def test_summary_lines_give_mean_and_sd_per_order_and_over_both():
         "mean of 2: eps=1 order=shuffled max_error=0.6 (sd 0.14)",
         "mean of 4: eps=1 order=both max_error=0.4 (sd 0.26)",
     ]
+
+
+def test_dqrs_against_dualquery_pairs_runs_by_seed_and_order():
+    bench = _load("bench_dualquery", "bench_dualquery.py")
+    errors = {("drawn", 0): (0.10, 0.08), ("drawn", 1): (0.10, 0.12),
+              ("shuffled", 0): (0.20, 0.14)}
+    rows = [{"algorithm": name, "epsilon": 0.5, "order": order, "seed": seed, "max_error": e}
+            for (order, seed), pair in errors.items()
+            for name, e in zip(["DualQuery", "DQRS"], pair)]
+    rows.append({"algorithm": "DualQuery", "epsilon": 0.5, "order": "drawn", "seed": 2,
+                 "max_error": 0.3})  # unpaired: left out
+    [line] = bench.dqrs_against_dualquery(rows)
+    assert line == ("DQRS - DualQuery max error, eps=0.5: mean -0.0200 (sd 0.0400), "
+                    "DQRS lower or equal in 2 of 3 paired runs")

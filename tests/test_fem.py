@@ -173,7 +173,8 @@ def test_noise_scale_default_is_multiple_of_sqrt_rounds():
 def test_sepfem_noise_default_is_its_own_rule_of_the_schema():
     est = fast(SepFEM, rounds=16).fit(toy_frame())
     d, log_records = 3 + 3 + 2, math.log(3 * 3 * 2)
-    assert est.noise_scale_ == pytest.approx(math.sqrt(2 * math.sqrt(d) * 16 / (5 * log_records)))
+    bound_optimum = math.sqrt(2 * math.sqrt(d) * 16 / (5 * log_records))
+    assert est.noise_scale_ == pytest.approx(0.25 * bound_optimum)
     assert fast(SepFEM, rounds=16, noise_scale=0.7).fit(toy_frame()).noise_scale_ == 0.7
 
 
@@ -184,10 +185,11 @@ def test_sepfem_noise_rule_minimises_the_separator_regret_bound(rounds, sizes):
     def regret(b):  # 4 M / b + 10 sqrt(M) ln N b / T, M = one-hot width
         return 4 * m / b + 10 * math.sqrt(m) * log_n * b / rounds
 
-    best = sepfem_noise_scale(rounds, sizes)
+    best = sepfem_noise_scale(rounds, sizes, scale=1.0)
     grid = best * np.linspace(0.5, 2.0, 61)
     assert regret(best) <= min(regret(b) for b in grid) + 1e-12
-    assert sepfem_noise_scale(4 * rounds, sizes) == pytest.approx(2 * best)
+    assert sepfem_noise_scale(4 * rounds, sizes, scale=1.0) == pytest.approx(2 * best)
+    assert sepfem_noise_scale(rounds, sizes) == pytest.approx(0.25 * best)
 
 
 @pytest.mark.parametrize("keep, expected_rounds", [(1.0, 9), (0.5, 5), (0.1, 1)])
