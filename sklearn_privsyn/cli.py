@@ -20,6 +20,7 @@ import time
 import warnings
 
 from .domain_draft import DEFAULT_BINS, DEFAULT_MAX_CATEGORIES
+from .domain_file import _warn_read_from_data, _workload_kwargs, parse_domain, read_domain
 from .marginal_budget import DEFAULT_CELL_BUDGET
 
 __all__ = [
@@ -28,8 +29,6 @@ __all__ = [
     "EXIT_USAGE",
     "build_parser",
     "main",
-    "parse_domain",
-    "read_domain",
     "read_table",
 ]
 
@@ -77,6 +76,9 @@ enumerated):
   {"colour": ["red", "green", "blue"]}   the column's values, as listed
   {"income": {"bounds": [0, 200000], "bins": 20}}
                                          numbers, binned on public bounds
+  {"city": {"values": ["Paris", "Other"], "other": "Other", "missing": true}}
+                                         unknown cities become "Other"; the
+                                         column may be empty (missing)
 The domain must be public knowledge (documentation, standards, round
 numbers), never read off the private data: it is not covered by the privacy
 guarantee.
@@ -153,150 +155,6 @@ def _seed(text):
 
 
 # --------------------------------------------------------------------------- files
-
-
-def read_domain(path):
-    """Read a domain JSON file into :class:`~sklearn_privsyn.QueryWorkload` keywords.
-
-    Each entry of the JSON object is one column: an int (the column holds
-    integer codes ``0 .. size - 1``, the paper's format), a list (the column's
-    values) or an object ``{"bounds": [lo, hi], "bins": int or [edges]}``
-    (a numeric column binned on public bounds; ``"bins"`` defaults to 10);
-    see :func:`parse_domain` for the forms ``privsyn domain`` drafts.
-
-    Parameters
-    ----------
-    path : str or path-like
-        The JSON file.
-
-    Returns
-    -------
-    params : dict
-        ``{"domain": ..., "bounds": ..., "bins": ..., "read_from_data": [...]}``;
-        the column order is the file's, available as ``list(params["columns"])``.
-
-    Raises
-    ------
-    CLIError
-        If the file is missing, not JSON, or an entry is malformed; the
-        message names the column.
-
-    Examples
-    --------
-    >>> import json, os, tempfile
-    >>> path = os.path.join(tempfile.mkdtemp(), "domain.json")
-    >>> with open(path, "w") as f:
-    ...     json.dump({"a": 3, "b": ["x", "y"], "c": {"bounds": [0, 1], "bins": 4}}, f)
-    >>> params = read_domain(path)
-    >>> params["columns"], params["domain"], params["bounds"], params["bins"]
-    (['a', 'b', 'c'], {'a': 3, 'b': ['x', 'y']}, {'c': (0.0, 1.0)}, {'c': 4})
-    >>> params["read_from_data"]
-    []
-    """
-    try:
-        with open(path, encoding="utf-8") as f:
-            raw = json.load(f)
-    except OSError as exc:
-        raise CLIError(f"cannot read domain file {path}: {exc.strerror or exc}") from None
-    except json.JSONDecodeError as exc:
-        raise CLIError(f"domain file {path} is not valid JSON: {exc}") from None
-    return parse_domain(raw, f"domain file {path}")
-
-
-def parse_domain(raw, source="the domain"):
-    """Check a domain (the parsed JSON of a domain file) and split it by kind.
-
-    Besides the formats :func:`read_domain` lists, an entry may be an object
-    ``{"values": [...]}``, and any object may carry ``"read_from_data":
-    true``, the mark :func:`~sklearn_privsyn.domain_draft.draft_domain`
-    puts on what it read from the data.
-
-    Parameters
-    ----------
-    raw : dict
-        ``{column: entry}``.
-    source : str, default="the domain"
-        How error messages name the domain (e.g. the file).
-
-    Returns
-    -------
-    params : dict
-        As :func:`read_domain`'s, plus ``"read_from_data"``, the marked columns.
-
-    Examples
-    --------
-    >>> params = parse_domain({"a": {"values": ["x", "y"], "read_from_data": True}, "b": 2})
-    >>> params["domain"], params["read_from_data"]
-    ({'a': ['x', 'y'], 'b': 2}, ['a'])
-    """
-    from .domain_draft import MARK
-
-    if not isinstance(raw, dict) or not raw:
-        raise CLIError(
-            f"{source} must hold a non-empty JSON object {{column: size, values "
-            "or {\"bounds\": [lo, hi], \"bins\": n}}"
-        )
-    domain, bounds, bins, marked = {}, {}, {}, []
-    for col, spec in raw.items():
-        where = f"{source}, column {col!r}"
-        if isinstance(spec, dict):
-            mark = spec.get(MARK, False)
-            if not isinstance(mark, bool):
-                raise CLIError(f"{where}: {MARK!r} must be true or false; got {mark!r}")
-            if mark:
-                marked.append(col)
-            spec = {key: value for key, value in spec.items() if key != MARK}
-            if "values" in spec:
-                if len(spec) > 1:
-                    raise CLIError(
-                        f"{where}: an entry with \"values\" takes no other key; got keys "
-                        f"{sorted(spec)}"
-                    )
-                spec = spec["values"]
-                if not isinstance(spec, list):
-                    raise CLIError(f"{where}: \"values\" must be a list; got {spec!r}")
-        if isinstance(spec, bool):
-            raise CLIError(f"{where}: expected a size, a list of values or an object; got {spec!r}")
-        if isinstance(spec, int):
-            if spec < 1:
-                raise CLIError(f"{where}: domain size must be at least 1; got {spec}")
-            domain[col] = spec
-        elif isinstance(spec, list):
-            if not spec:
-                raise CLIError(f"{where}: the list of values is empty")
-            if any(isinstance(v, (list, dict)) or v is None for v in spec):
-                raise CLIError(f"{where}: values must be strings or numbers; got {spec!r}")
-            if len({json.dumps(v) for v in spec}) != len(spec):
-                raise CLIError(f"{where}: the list of values has duplicates")
-            domain[col] = spec
-        elif isinstance(spec, dict):
-            unknown = sorted(set(spec) - {"bounds", "bins"})
-            if unknown or "bounds" not in spec:
-                raise CLIError(
-                    f"{where}: a numeric column needs {{\"bounds\": [lo, hi]}} and optionally "
-                    f"\"bins\"; got keys {sorted(spec)}"
-                )
-            lo_hi = spec["bounds"]
-            if (
-                not isinstance(lo_hi, list)
-                or len(lo_hi) != 2
-                or not all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in lo_hi)
-                or not lo_hi[0] < lo_hi[1]
-            ):
-                raise CLIError(f"{where}: bounds must be [lo, hi] with lo < hi; got {lo_hi!r}")
-            bounds[col] = (float(lo_hi[0]), float(lo_hi[1]))
-            n_bins = spec.get("bins", 10)
-            if isinstance(n_bins, bool) or not isinstance(n_bins, (int, list)) or (
-                isinstance(n_bins, int) and n_bins < 1
-            ):
-                raise CLIError(
-                    f"{where}: bins must be a positive int or a list of edges; got {n_bins!r}"
-                )
-            bins[col] = n_bins
-        else:
-            raise CLIError(f"{where}: expected a size, a list of values or an object; got {spec!r}")
-    return {"columns": list(raw), "domain": domain, "bounds": bounds, "bins": bins,
-            "read_from_data": marked}
 
 
 _INTEGER_TEXT = r"\s*[+-]?\d+\s*"
@@ -401,10 +259,12 @@ def frame_of(source, *, as_text):
         if duplicated:
             raise CLIError(f"{path} has duplicate column names: {duplicated}")
         try:
+            # only an empty cell is missing, as in convert_table: "NA" or "null" is text
             if as_text:
                 frame = pd.read_csv(io.StringIO(content), dtype=str, keep_default_na=False)
             else:
-                frame = pd.read_csv(io.StringIO(content))
+                frame = pd.read_csv(io.StringIO(content), keep_default_na=False,
+                                    na_values=[""])
         except pd.errors.EmptyDataError as exc:
             raise CLIError(f"{path} is not a readable CSV file: {exc}") from None
         except pd.errors.ParserError:
@@ -432,7 +292,7 @@ def read_table(path, params=None):
     path : str or path-like
         The CSV file (``-`` reads stdin), or a ``.parquet`` file.
     params : dict, default=None
-        The output of :func:`read_domain`. Columns missing from the domain
+        The output of :func:`~sklearn_privsyn.domain_file.read_domain`. Columns missing from the domain
         are dropped (the caller is told which); domain columns missing from
         the file are an error.
 
@@ -507,22 +367,6 @@ def _booleans(text, col, path):
     return lowered == "true"
 
 
-def _workload_params(params):
-    """QueryWorkload keywords from read_domain's output; string categories stay strings."""
-    if params is None:
-        return {}
-    domain = {}
-    for col, spec in params["domain"].items():
-        if isinstance(spec, list) and not all(isinstance(v, (int, float)) for v in spec):
-            spec = [str(v) for v in spec]
-        domain[col] = spec
-    return {
-        "domain": domain,
-        "bounds": params["bounds"] or None,
-        "bins": params["bins"] or 10,
-    }
-
-
 # --------------------------------------------------------------------------- commands
 
 
@@ -556,12 +400,11 @@ def _make_workload(args, params, n_marginals):
     from .workload import QueryWorkload
 
     return QueryWorkload(
-        **_workload_params(params),
+        **_workload_kwargs(params),
         k=args.k,
         n_marginals=n_marginals,
         max_cells=args.max_cells,
         clip=args.clip,
-        handle_missing=args.handle_missing,
         random_state=args.seed,
     )
 
@@ -607,16 +450,31 @@ def _read_with_domain(args, path, *, quiet_draft=False):
         params = parse_domain(_draft(source, args, quiet=quiet_draft), "the drafted domain")
     else:
         params = read_domain(args.domain)
-        if params["read_from_data"] and not quiet_draft:
-            print(
-                f"privsyn: warning: the domain of columns {params['read_from_data']} is "
-                f"marked read_from_data in {args.domain}: it is not covered by the privacy "
-                "guarantee until you replace it with public knowledge and delete the mark",
-                file=sys.stderr,
-            )
+        if not quiet_draft:
+            with warnings.catch_warnings(record=True) as caught:
+                warnings.simplefilter("always")
+                _warn_read_from_data(params, args.domain)
+            _print_warnings(caught)
+    _override_missing(args, params)
     raw = frame_of(source, as_text=True)
     frame, dropped = convert_table(raw, params, path)
     return frame, [c for c in raw.columns if c in params["columns"]], params, dropped
+
+
+def _override_missing(args, params):
+    """``--handle-missing`` replaces the domain's ``"missing"`` declarations (with a note)."""
+    flag = args.handle_missing
+    if flag is None:
+        return
+    if isinstance(flag, list):
+        declared = flag
+    else:
+        declared = list(params["columns"]) if flag == "category" else []
+    if set(declared) != set(params["missing"]):
+        source = "the drafted domain" if args.domain is None else args.domain
+        _note(args, f"--handle-missing {','.join(declared) or 'error'} replaces the columns "
+                    f"declared \"missing\" in {source}: {params['missing']}")
+    params["missing"] = list(declared)
 
 
 def _read_real_and_synthetic(args):
@@ -870,11 +728,13 @@ def _add_workload_options(parser, seed_help):
                        help="without --marginals, at most B cells in all: a random subset "
                             "of the eligible marginals is kept (default: %(default)s)")
     group.add_argument("--seed", type=_seed, default=None, help=seed_help)
-    group.add_argument("--handle-missing", type=_missing_columns, default="error",
+    group.add_argument("--handle-missing", type=_missing_columns, default=None,
                        metavar="COLUMNS",
                        help="columns that may hold missing values (empty cells), comma "
-                            "separated; each gets a missing code. 'error' (default): none "
-                            "may; 'category': every column may. Part of the public domain")
+                            "separated; each gets a missing code. 'error': none may; "
+                            "'category': every column may. Replaces the domain file's "
+                            "\"missing\" entries (default: as the domain file says). Part "
+                            "of the public domain")
     group.add_argument("--clip", action=argparse.BooleanOptionalAction, default=True,
                        help="put numbers outside their bounds into the first or last bin "
                             "(default); --no-clip stops with an error instead")

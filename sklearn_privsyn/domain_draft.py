@@ -12,13 +12,16 @@ and so does fitting on a domain file that still carries marks.
 
 The rules, applied column by column:
 
-* a boolean column gets ``[false, true]`` (public: it follows from the type);
+* a boolean column gets ``[false, true]`` (public: it follows from the type),
+  also when some of its values are missing;
 * a text, categorical or object column gets its sorted observed values;
 * a numeric column with at most ``max_categories`` distinct values gets
   them as a list of values;
 * any other numeric column gets its observed ``[min, max]`` as bounds and
   ``bins`` equal-width bins (fewer for an integer column with fewer than
-  ``bins`` integers in its range, so that every bin holds one).
+  ``bins`` integers in its range, so that every bin holds one);
+* a column with missing values also gets ``"missing": true`` (and the mark:
+  that it has any was read from the data).
 """
 
 from __future__ import annotations
@@ -64,6 +67,7 @@ def draft_domain(X, *, max_categories=DEFAULT_MAX_CATEGORIES, bins=DEFAULT_BINS)
     domain : dict
         ``{column: entry}`` in the columns' order, ready for ``json.dump``:
         ``{"values": [...]}`` or ``{"bounds": [lo, hi], "bins": b}``, with
+        ``"missing": true`` for a column with missing values and
         ``"read_from_data": true`` unless the entry follows from the dtype.
 
     Warns
@@ -82,13 +86,13 @@ def draft_domain(X, *, max_categories=DEFAULT_MAX_CATEGORIES, bins=DEFAULT_BINS)
     >>> import warnings
     >>> import pandas as pd
     >>> from sklearn_privsyn.domain_draft import draft_domain
-    >>> X = pd.DataFrame({"colour": ["red", "blue", "red"], "income": [0, 52e3, 1.5e6],
+    >>> X = pd.DataFrame({"colour": ["red", "blue", None], "income": [0, 52e3, 1.5e6],
     ...                   "ok": [True, False, True]})
     >>> with warnings.catch_warnings():
     ...     warnings.simplefilter("ignore")
     ...     draft = draft_domain(X, max_categories=2, bins=4)
     >>> draft["colour"]
-    {'values': ['blue', 'red'], 'read_from_data': True}
+    {'values': ['blue', 'red'], 'missing': True, 'read_from_data': True}
     >>> draft["income"]
     {'bounds': [0, 1500000], 'bins': 4, 'read_from_data': True}
     >>> draft["ok"]
@@ -119,6 +123,14 @@ def draft_domain(X, *, max_categories=DEFAULT_MAX_CATEGORIES, bins=DEFAULT_BINS)
 
 
 def _draft_column(col, series, max_categories, bins):
+    entry = _draft_values(col, series, max_categories, bins)
+    if series.isna().any():
+        entry = {key: value for key, value in entry.items() if key != MARK}
+        entry.update({"missing": True, MARK: True})
+    return entry
+
+
+def _draft_values(col, series, max_categories, bins):
     import numpy as np
     import pandas as pd
 
@@ -131,6 +143,8 @@ def _draft_column(col, series, max_categories, bins):
             f"Column {col!r} has no non-missing value to draft its domain from; "
             "write its entry by hand."
         )
+    if dtype == object and all(isinstance(v, (bool, np.bool_)) for v in observed):
+        return {"values": [False, True]}  # booleans with missing values
     numeric = pd.api.types.is_numeric_dtype(dtype) and not isinstance(
         dtype, pd.CategoricalDtype
     )

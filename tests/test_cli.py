@@ -14,7 +14,8 @@ import pandas as pd
 import pytest
 
 from sklearn_privsyn import FEM, QueryWorkload, cli
-from sklearn_privsyn.cli import EXIT_DATA, EXIT_USAGE, main, read_domain, read_table
+from sklearn_privsyn.cli import EXIT_DATA, EXIT_USAGE, main, read_table
+from sklearn_privsyn.domain_file import read_domain
 
 FAST = ["--solver", "brute", "--rounds", "4", "--samples-per-round", "3", "--seed", "0"]
 
@@ -175,7 +176,7 @@ def test_no_command_prints_help(capsys):
         ("colour\nred\n", {"colour": ["red"], "code": 2}, r"has no column 'code'"),
         ("colour,colour\nred,red\n", {"colour": ["red"]}, "duplicate column names"),
         ("colour,code\n", {"colour": ["red"], "code": 2}, "no data rows"),
-        ("colour,code\nred,0\n", {"code": 0}, "domain size must be at least 1"),
+        ("colour,code\nred,0\n", {"code": 0}, "domain size must be an int of at least 1"),
         ("colour,code\nred,0\n", {"code": []}, "list of values is empty"),
         ("colour,code\nred,0\n", {"code": {"bins": 3}}, "needs"),
         ("colour,code\nred,0\n", {"code": {"bounds": [5, 1]}}, "lo < hi"),
@@ -389,7 +390,7 @@ def test_domain_command_drafts_a_marked_file(tmp_path, capsys):
     # fitting on the drafted file works, and warns while marks remain
     synthetic = tmp_path / "s.csv"
     assert main(["fit", str(path), "--domain", str(out), *FAST, "-o", str(synthetic)]) == 0
-    assert "marked read_from_data" in capsys.readouterr().err
+    assert "marked 'read_from_data'" in capsys.readouterr().err
 
 
 def test_infer_domain_fits_a_raw_csv_with_a_bounded_workload(tmp_path, capsys):
@@ -456,15 +457,6 @@ def test_parquet_in_and_out(tmp_path, capsys):
     assert set(synthetic["job"]) <= {"a", "b", "c"}
 
 
-def test_parse_domain_rejects_bad_marks_and_values():
-    with pytest.raises(cli.CLIError, match="column 'a': 'read_from_data' must be true or false"):
-        cli.parse_domain({"a": {"values": [1], "read_from_data": "yes"}})
-    with pytest.raises(cli.CLIError, match=r"column 'a': an entry with \"values\" takes no"):
-        cli.parse_domain({"a": {"values": [1], "bins": 3}})
-    with pytest.raises(cli.CLIError, match=r"column 'a': \"values\" must be a list"):
-        cli.parse_domain({"a": {"values": 3}})
-
-
 def test_run_demo_reports_error_and_privacy_of_a_real_fit():
     from sklearn_privsyn.demo import run_demo
 
@@ -482,3 +474,43 @@ def test_run_demo_rejects_an_unknown_algorithm():
 
     with pytest.raises(ValueError, match="algorithm must be one of"):
         run_demo(algorithm="gan", print_fn=lambda line: None)
+
+
+def test_domain_file_declares_missing_and_other(tmp_path, capsys):
+    rng = np.random.default_rng(0)
+    n = 200
+    frame = pd.DataFrame({
+        "city": rng.choice(["Paris", "Rome", "Oslo", "Lima"], n, p=[0.3, 0.2, 0.25, 0.25]),
+        "kids": rng.integers(0, 3, n),
+        "income": np.where(rng.random(n) < 0.3, np.nan, rng.uniform(0, 9e4, n).round()),
+    })
+    path, domain, out = tmp_path / "d.csv", tmp_path / "d.json", tmp_path / "s.csv"
+    frame.to_csv(path, index=False)
+    assert main(["domain", str(path), "-o", str(domain)]) == 0
+    draft = json.loads(domain.read_text())
+    assert draft["income"]["missing"] is True and draft["income"]["read_from_data"] is True
+    assert "missing" not in draft["city"] and "missing" not in draft["kids"]
+    draft["city"] = {"values": ["Paris", "Rome", "Other"], "other": "Other"}
+    draft["kids"] = [0, 1, 2]
+    draft["income"] = {"bounds": [0, 100000], "bins": 4, "missing": True}
+    domain.write_text(json.dumps(draft))
+    capsys.readouterr()
+
+    base = ["fit", str(path), "--domain", str(domain), *FAST, "--k", "2", "--epsilon", "50",
+            "--rows", "1000", "-o", str(out)]
+    assert main(base) == 0
+    err = capsys.readouterr().err
+    assert "warning" not in err and "replaces" not in err, err
+    synthetic = pd.read_csv(out, keep_default_na=False, na_values=[""])
+    assert synthetic["income"].isna().any()
+    assert not synthetic[["city", "kids"]].isna().any().any()
+    assert set(synthetic["city"]) <= {"Paris", "Rome", "Other"} and "Other" in set(
+        synthetic["city"])
+
+    # the flag replaces the file's declaration, and says so
+    assert main(base + ["--handle-missing", "income"]) == 0
+    assert "replaces" not in capsys.readouterr().err  # the same declaration: no note
+    assert main(base + ["--handle-missing", "error"]) == EXIT_DATA
+    err = capsys.readouterr().err
+    assert "--handle-missing error replaces the columns declared \"missing\" in" in err
+    assert "['income']" in err and "Column 'income' has missing values" in err

@@ -9,7 +9,7 @@ import pandas as pd
 import pytest
 
 from sklearn_privsyn import PrivacyLeakWarning, QueryWorkload
-from sklearn_privsyn.cli import parse_domain
+from sklearn_privsyn.domain_file import parse_domain
 from sklearn_privsyn.domain_draft import MARK, draft_domain
 from sklearn_privsyn.marginal_budget import budgeted_marginals
 
@@ -23,7 +23,10 @@ def _draft(frame, **kwargs):
 @pytest.mark.parametrize(
     "values, kwargs, expected",
     [
-        (["b", "a", "b", None], {}, {"values": ["a", "b"], MARK: True}),
+        (["b", "a", "b", None], {}, {"values": ["a", "b"], "missing": True, MARK: True}),
+        # that a column has missing values was read from the data: marked
+        ([True, None, False], {}, {"values": [False, True], "missing": True, MARK: True}),
+        ([1.5, np.nan, 2.5], {}, {"values": [1.5, 2.5], "missing": True, MARK: True}),
         ([3, 1, 3, 2], {}, {"values": [1, 2, 3], MARK: True}),
         ([0.5, 1.5, 0.5], {}, {"values": [0.5, 1.5], MARK: True}),
         # an integer column never gets more bins than integers in its range

@@ -1,0 +1,307 @@
+"""The domain file: a column's public domain as JSON, read into workload keywords.
+
+A domain file is a JSON object with one entry per column, in the order in
+which marginals are enumerated. An entry is
+
+* an int ``m``: the column holds integer codes ``0 .. m - 1`` (the paper's
+  format), or ``{"size": m}``;
+* a list of values, or ``{"values": [...]}``;
+* ``{"bounds": [lo, hi], "bins": b}``: numbers cut into ``b`` equal-width
+  bins on public bounds (``b`` may be a list of bin edges; default 10).
+
+An object entry may also say
+
+* ``"missing": true``: the column may hold missing values (empty cells); it
+  gets a missing code, and synthetic rows may miss it. Columns without it
+  may not;
+* ``"other": value`` (with ``"values"`` only): the listed value that values
+  outside the list are encoded as, e.g. ``"Other"``;
+* ``"read_from_data": true``: the mark
+  :func:`~sklearn_privsyn.domain_draft.draft_domain` puts on what it read
+  from the data, which is not covered by the privacy guarantee.
+
+:func:`workload_params` turns a file, its parsed JSON or a drafted domain
+into :class:`~sklearn_privsyn.QueryWorkload` keyword arguments; the command
+line goes through the same functions.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import warnings
+
+from .domain_draft import MARK
+from .exceptions import PrivacyLeakWarning
+
+__all__ = ["parse_domain", "read_domain", "workload_params"]
+
+# An object entry has exactly one of these keys, which sets its kind ...
+_KINDS = ("size", "values", "bounds")
+# ... and may add these (besides MARK and "missing").
+_EXTRA_KEYS = {"size": (), "values": ("other",), "bounds": ("bins",)}
+
+
+def read_domain(path):
+    """Read a domain JSON file (see :mod:`sklearn_privsyn.domain_file`).
+
+    Parameters
+    ----------
+    path : str or path-like
+        The JSON file.
+
+    Returns
+    -------
+    params : dict
+        As :func:`parse_domain` returns.
+
+    Raises
+    ------
+    ValueError
+        If the file is missing, not JSON, or an entry is malformed; the
+        message names the file and the column.
+
+    Examples
+    --------
+    >>> import json, os, tempfile
+    >>> from sklearn_privsyn.domain_file import read_domain
+    >>> path = os.path.join(tempfile.mkdtemp(), "domain.json")
+    >>> with open(path, "w") as f:
+    ...     json.dump({"a": 3, "b": ["x", "y"], "c": {"bounds": [0, 1], "bins": 4}}, f)
+    >>> params = read_domain(path)
+    >>> params["columns"], params["domain"], params["bounds"], params["bins"]
+    (['a', 'b', 'c'], {'a': 3, 'b': ['x', 'y']}, {'c': (0.0, 1.0)}, {'c': 4})
+    """
+    try:
+        with open(path, encoding="utf-8") as f:
+            raw = json.load(f)
+    except OSError as exc:
+        raise ValueError(f"cannot read domain file {path}: {exc.strerror or exc}") from None
+    except json.JSONDecodeError as exc:
+        raise ValueError(f"domain file {path} is not valid JSON: {exc}") from None
+    return parse_domain(raw, f"domain file {path}")
+
+
+def _same(a, b):
+    """JSON equality: 1, 1.0 and true are different values in a list of values."""
+    return json.dumps(a) == json.dumps(b)
+
+
+def _entry_kind(where, spec):
+    """(kind, spec without MARK, marked) of one object entry; ValueError on bad keys."""
+    mark = spec.get(MARK, False)
+    if not isinstance(mark, bool):
+        raise ValueError(f"{where}: {MARK!r} must be true or false; got {mark!r}")
+    spec = {key: value for key, value in spec.items() if key != MARK}
+    kinds = [k for k in _KINDS if k in spec]
+    if len(kinds) != 1:
+        raise ValueError(
+            f"{where}: an object entry needs exactly one of \"size\", \"values\" or "
+            f"\"bounds\"; got keys {sorted(spec)}"
+        )
+    kind = kinds[0]
+    allowed = {kind, "missing", *_EXTRA_KEYS[kind]}
+    unknown = sorted(set(spec) - allowed)
+    if unknown:
+        if "other" in unknown:
+            raise ValueError(
+                f"{where}: \"other\" needs the column's \"values\" listed (numbers outside "
+                "their bounds are clipped instead)"
+            )
+        raise ValueError(
+            f"{where}: an entry with {kind!r} takes only {sorted(allowed - {kind})} besides "
+            f"{MARK!r}; got keys {sorted(spec)}"
+        )
+    missing = spec.get("missing", False)
+    if not isinstance(missing, bool):
+        raise ValueError(f"{where}: \"missing\" must be true or false; got {missing!r}")
+    return kind, spec, mark
+
+
+def _check_values(where, values):
+    if not isinstance(values, list):
+        raise ValueError(f"{where}: \"values\" must be a list; got {values!r}")
+    if not values:
+        raise ValueError(f"{where}: the list of values is empty")
+    if any(isinstance(v, (list, dict)) or v is None for v in values):
+        raise ValueError(f"{where}: values must be strings or numbers; got {values!r}")
+    if len({json.dumps(v) for v in values}) != len(values):
+        raise ValueError(f"{where}: the list of values has duplicates")
+
+
+def _check_size(where, size):
+    if isinstance(size, bool) or not isinstance(size, int) or size < 1:
+        raise ValueError(f"{where}: domain size must be an int of at least 1; got {size!r}")
+
+
+def _check_bounds(where, spec):
+    lo_hi = spec["bounds"]
+    if (
+        not isinstance(lo_hi, list)
+        or len(lo_hi) != 2
+        or not all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in lo_hi)
+        or not lo_hi[0] < lo_hi[1]
+    ):
+        raise ValueError(f"{where}: bounds must be [lo, hi] with lo < hi; got {lo_hi!r}")
+    n_bins = spec.get("bins", 10)
+    if isinstance(n_bins, bool) or not isinstance(n_bins, (int, list)) or (
+        isinstance(n_bins, int) and n_bins < 1
+    ):
+        raise ValueError(f"{where}: bins must be a positive int or a list of edges; got {n_bins!r}")
+    return (float(lo_hi[0]), float(lo_hi[1])), n_bins
+
+
+def parse_domain(raw, source="the domain"):
+    """Check a domain (the parsed JSON of a domain file, or a drafted one) and split it.
+
+    Parameters
+    ----------
+    raw : dict
+        ``{column: entry}``, entries as :mod:`sklearn_privsyn.domain_file`
+        describes.
+    source : str, default="the domain"
+        How error messages name the domain (e.g. the file).
+
+    Returns
+    -------
+    params : dict
+        ``"columns"`` (the entries' order), ``"domain"`` (sizes and lists of
+        values), ``"bounds"`` and ``"bins"`` (binned numbers), ``"missing"``
+        (the columns declared missable), ``"other"`` (column -> its catch-all
+        value) and ``"read_from_data"`` (the marked columns).
+
+    Raises
+    ------
+    ValueError
+        If an entry is malformed; the message names the column and the problem.
+
+    Examples
+    --------
+    >>> from sklearn_privsyn.domain_file import parse_domain
+    >>> params = parse_domain({
+    ...     "a": {"values": ["x", "y", "Other"], "other": "Other", "missing": True},
+    ...     "b": {"size": 2, "read_from_data": True}})
+    >>> params["domain"], params["missing"], params["other"], params["read_from_data"]
+    ({'a': ['x', 'y', 'Other'], 'b': 2}, ['a'], {'a': 'Other'}, ['b'])
+    """
+    if not isinstance(raw, dict) or not raw:
+        raise ValueError(
+            f"{source} must hold a non-empty JSON object {{column: size, values "
+            "or {\"bounds\": [lo, hi], \"bins\": n}}"
+        )
+    params = {"columns": list(raw), "domain": {}, "bounds": {}, "bins": {}, "missing": [],
+              "other": {}, "read_from_data": []}
+    for col, spec in raw.items():
+        where = f"{source}, column {col!r}"
+        if isinstance(spec, bool) or not isinstance(spec, (int, list, dict)):
+            raise ValueError(
+                f"{where}: expected a size, a list of values or an object; got {spec!r}"
+            )
+        if not isinstance(spec, dict):
+            spec = {"size": spec} if isinstance(spec, int) else {"values": spec}
+        kind, spec, marked = _entry_kind(where, spec)
+        if marked:
+            params["read_from_data"].append(col)
+        if spec.get("missing", False):
+            params["missing"].append(col)
+        if kind == "size":
+            _check_size(where, spec["size"])
+            params["domain"][col] = spec["size"]
+        elif kind == "values":
+            values = spec["values"]
+            _check_values(where, values)
+            params["domain"][col] = values
+            if "other" in spec:
+                if not any(_same(spec["other"], v) for v in values):
+                    raise ValueError(
+                        f"{where}: \"other\" must be one of the column's values; got "
+                        f"{spec['other']!r}"
+                    )
+                params["other"][col] = spec["other"]
+        else:
+            params["bounds"][col], params["bins"][col] = _check_bounds(where, spec)
+    return params
+
+
+def _workload_kwargs(params):
+    """QueryWorkload keywords from :func:`parse_domain`'s output (no warning)."""
+    domain, other = {}, {}
+    for col, spec in params["domain"].items():
+        # the CSV reader reads a column as text unless every listed value is a number
+        text = isinstance(spec, list) and not all(isinstance(v, (int, float)) for v in spec)
+        domain[col] = [str(v) for v in spec] if text else spec
+        if col in params["other"]:
+            other[col] = str(params["other"][col]) if text else params["other"][col]
+    return {
+        "domain": domain,
+        "bounds": params["bounds"] or None,
+        "bins": params["bins"] or 10,
+        "handle_missing": list(params["missing"]) or "error",
+        "other": other or None,
+    }
+
+
+def _warn_read_from_data(params, source="the domain", stacklevel=2):
+    """Warn (PrivacyLeakWarning) naming the columns marked ``read_from_data``, if any."""
+    if params["read_from_data"]:
+        warnings.warn(
+            f"The domain of columns {params['read_from_data']} is marked {MARK!r} in "
+            f"{source}: it is not covered by the privacy guarantee until you replace it "
+            "with public knowledge and delete the mark.",
+            PrivacyLeakWarning,
+            stacklevel=stacklevel + 1,
+        )
+
+
+def workload_params(domain):
+    """:class:`~sklearn_privsyn.QueryWorkload` keyword arguments from a domain file.
+
+    Parameters
+    ----------
+    domain : str, path-like or dict
+        A domain JSON file, its parsed content, or the output of
+        :func:`~sklearn_privsyn.domain_draft.draft_domain`.
+
+    Returns
+    -------
+    kwargs : dict
+        ``domain``, ``bounds``, ``bins``, ``handle_missing`` (the columns
+        declared ``"missing"``, or ``"error"`` for none) and ``other``. Lists
+        of values that are not all numbers become text, as the command line
+        reads a CSV file.
+
+    Warns
+    -----
+    PrivacyLeakWarning
+        Naming the columns whose entries are still marked ``read_from_data``.
+
+    Raises
+    ------
+    ValueError
+        If the file cannot be read or an entry is malformed; the message
+        names the column and the problem.
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> from sklearn_privsyn import QueryWorkload
+    >>> from sklearn_privsyn.domain_file import workload_params
+    >>> kwargs = workload_params({
+    ...     "city": {"values": ["Paris", "Rome", "Other"], "other": "Other"},
+    ...     "age": {"bounds": [0, 100], "bins": 4, "missing": True}})
+    >>> kwargs["handle_missing"], kwargs["other"]
+    (['age'], {'city': 'Other'})
+    >>> X = pd.DataFrame({"city": ["Paris", "Oslo"], "age": [31.0, None]})
+    >>> QueryWorkload(**kwargs, k=2).fit(X).encode(X).tolist()
+    [[0, 1], [2, 4]]
+    """
+    if isinstance(domain, dict):
+        params, source = parse_domain(domain), "the domain"
+    elif isinstance(domain, (str, os.PathLike)):
+        params, source = read_domain(domain), f"domain file {domain}"
+    else:
+        raise TypeError(
+            f"domain must be a path or a dict; got {type(domain).__name__}."
+        )
+    _warn_read_from_data(params, source)
+    return _workload_kwargs(params)
