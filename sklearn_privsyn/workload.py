@@ -59,6 +59,13 @@ class QueryWorkload(TransformerMixin, BaseEstimator):
     values. An array's columns are named ``x0, x1, ...``, as in the
     synthesizers, so one domain serves both.
 
+    **Domain files.** The command line's JSON domain files declare all of
+    this per column (values, size, or bounds and bins; ``"missing": true``
+    for ``handle_missing``; ``"other"``), and
+    :func:`~sklearn_privsyn.domain_file.workload_params` turns one into these
+    keyword arguments: ``QueryWorkload(**workload_params("domain.json"),
+    k=3)``. See :mod:`sklearn_privsyn.domain_file` for the format.
+
     **Marginals.** With ``marginals=None`` the paper's protocol is used: all
     ``k``-subsets of the columns are enumerated in column order
     (``itertools.combinations``), those with at most ``max_cells`` cells (the
