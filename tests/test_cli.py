@@ -181,6 +181,10 @@ def test_no_command_prints_help(capsys):
         ("colour,code\nred,0\n", {"code": {"bins": 3}}, "needs"),
         ("colour,code\nred,0\n", {"code": {"bounds": [5, 1]}}, "lo < hi"),
         ("colour,code\nred,0\n", [1, 2], "must hold a non-empty JSON object"),
+        ("colour,code\nred,0\n", {"colour": {"values": ["red"], "other": "Other"}, "code": 2},
+         "column 'colour': \"other\" must be one of the column's values; got 'Other'"),
+        ("colour,code\nred,0\n", {"colour": ["red"], "code": {"size": 2, "missing": "no"}},
+         "column 'code': \"missing\" must be true or false"),
     ],
 )
 def test_data_errors_exit_1(tmp_path, capsys, csv_text, domain, match):
