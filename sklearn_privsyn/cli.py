@@ -20,7 +20,13 @@ import time
 import warnings
 
 from .domain_draft import DEFAULT_BINS, DEFAULT_MAX_CATEGORIES
-from .domain_file import _warn_read_from_data, _workload_kwargs, parse_domain, read_domain
+from .domain_file import (
+    _all_numbers,
+    _warn_read_from_data,
+    _workload_kwargs,
+    parse_domain,
+    read_domain,
+)
 from .marginal_budget import DEFAULT_CELL_BUDGET
 
 __all__ = [
@@ -343,7 +349,7 @@ def convert_table(frame, params, path):
         elif isinstance(spec, list) and all(isinstance(v, bool) for v in spec):
             out[col] = _booleans(text, col, path)
         elif isinstance(spec, list):
-            if all(isinstance(v, (int, float)) for v in spec):
+            if _all_numbers(spec):
                 integer = all(isinstance(v, int) for v in spec)
                 out[col] = _numbers(text, col, path, integer=integer)
             else:

@@ -223,12 +223,20 @@ def parse_domain(raw, source="the domain"):
     return params
 
 
+def _all_numbers(values):
+    """Whether a column's listed values are all numbers (or booleans).
+
+    The command line then reads the column's cells as numbers; otherwise as
+    text, so that the workload gets its values as text too.
+    """
+    return all(isinstance(v, (int, float)) for v in values)
+
+
 def _workload_kwargs(params):
     """QueryWorkload keywords from :func:`parse_domain`'s output (no warning)."""
     domain, other = {}, {}
     for col, spec in params["domain"].items():
-        # the CSV reader reads a column as text unless every listed value is a number
-        text = isinstance(spec, list) and not all(isinstance(v, (int, float)) for v in spec)
+        text = isinstance(spec, list) and not _all_numbers(spec)
         domain[col] = [str(v) for v in spec] if text else spec
         if col in params["other"]:
             other[col] = str(params["other"][col]) if text else params["other"][col]
