@@ -171,8 +171,8 @@ def _numbers(text, col, path, *, integer):
 
     The error never quotes a cell or a row number: the file is private.
     ``integer=None`` returns integers when every cell is written as one (``3``,
-    not ``3.0``) and none is empty, so that numbers are written back in the
-    input's kind.
+    not ``3.0``), so that numbers are written back in the input's kind. An
+    integer column with empty cells comes back as pandas' nullable ``Int64``.
     """
     import numpy as np
     import pandas as pd
@@ -187,10 +187,12 @@ def _numbers(text, col, path, *, integer):
         kind = "integer codes" if integer else "numbers"
         raise CLIError(f"column {col!r} of {path} must hold {kind}; it has other values")
     if integer is None:
-        integer = bool(series.astype(str).str.fullmatch(_INTEGER_TEXT).all())
-    if integer and not empty.any() and np.isfinite(values).all():
-        return values.astype(np.int64)
-    return values
+        integer = bool(series[~empty].astype(str).str.fullmatch(_INTEGER_TEXT).all())
+    if not (integer and np.isfinite(values[~empty]).all()):
+        return values
+    if empty.any():
+        return pd.arrays.IntegerArray(np.where(empty, 0, values).astype(np.int64), empty)
+    return values.astype(np.int64)
 
 
 def _is_parquet(path):

@@ -486,8 +486,9 @@ def test_domain_file_declares_missing_and_other(tmp_path, capsys):
     frame = pd.DataFrame({
         "city": rng.choice(["Paris", "Rome", "Oslo", "Lima"], n, p=[0.3, 0.2, 0.25, 0.25]),
         "kids": rng.integers(0, 3, n),
-        "income": np.where(rng.random(n) < 0.3, np.nan, rng.uniform(0, 9e4, n).round()),
+        "income": pd.array(rng.integers(0, 90_000, n), dtype="Int64"),
     })
+    frame.loc[rng.random(n) < 0.3, "income"] = pd.NA
     path, domain, out = tmp_path / "d.csv", tmp_path / "d.json", tmp_path / "s.csv"
     frame.to_csv(path, index=False)
     assert main(["domain", str(path), "-o", str(domain)]) == 0
@@ -507,6 +508,9 @@ def test_domain_file_declares_missing_and_other(tmp_path, capsys):
     assert "warning" not in err and "replaces" not in err, err
     synthetic = pd.read_csv(out, keep_default_na=False, na_values=[""])
     assert synthetic["income"].isna().any()
+    # an integer column with empty cells comes back as integers and empty cells
+    incomes = pd.read_csv(out, dtype=str, keep_default_na=False)["income"]
+    assert incomes.str.fullmatch(r"\d*").all() and (incomes != "").any()
     assert not synthetic[["city", "kids"]].isna().any().any()
     assert set(synthetic["city"]) <= {"Paris", "Rome", "Other"} and "Other" in set(
         synthetic["city"])
