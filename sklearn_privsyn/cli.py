@@ -24,6 +24,7 @@ from .domain_file import (
     _all_numbers,
     _warn_read_from_data,
     _workload_kwargs,
+    dump_domain,
     parse_domain,
     read_domain,
 )
@@ -641,9 +642,7 @@ def _cmd_domain(args):
     from .domain_draft import MARK
 
     draft = _draft(read_source(args.input), args)
-    # one line per column, so that the file reads as a list to review
-    lines = [f"  {json.dumps(col)}: {json.dumps(entry)}" for col, entry in draft.items()]
-    _write_text("{\n" + ",\n".join(lines) + "\n}\n", args.output)
+    _write_text(dump_domain(draft), args.output)
     marked = [col for col, entry in draft.items() if entry.get(MARK)]
     _note(args, f"drafted the domain of {len(draft)} columns"
                 + ("" if args.output == "-" else f" to {args.output}")

@@ -34,7 +34,7 @@ import warnings
 from .domain_draft import MARK
 from .exceptions import PrivacyLeakWarning
 
-__all__ = ["parse_domain", "read_domain", "workload_params"]
+__all__ = ["dump_domain", "parse_domain", "read_domain", "workload_params"]
 
 # An object entry has exactly one of these keys, which sets its kind ...
 _KINDS = ("size", "values", "bounds")
@@ -80,6 +80,33 @@ def read_domain(path):
     except json.JSONDecodeError as exc:
         raise ValueError(f"domain file {path} is not valid JSON: {exc}") from None
     return parse_domain(raw, f"domain file {path}")
+
+
+def dump_domain(domain):
+    """The text of a domain file, one line per column, so that it reads as a list to review.
+
+    Parameters
+    ----------
+    domain : dict
+        ``{column: entry}``, e.g. the output of
+        :func:`~sklearn_privsyn.domain_draft.draft_domain`.
+
+    Returns
+    -------
+    text : str
+        JSON that :func:`read_domain` reads back.
+
+    Examples
+    --------
+    >>> from sklearn_privsyn.domain_file import dump_domain
+    >>> print(dump_domain({"a": {"values": ["x", "y"], "missing": True}, "b": 3}), end="")
+    {
+      "a": {"values": ["x", "y"], "missing": true},
+      "b": 3
+    }
+    """
+    lines = [f"  {json.dumps(col)}: {json.dumps(entry)}" for col, entry in domain.items()]
+    return "{\n" + ",\n".join(lines) + "\n}\n"
 
 
 def _same(a, b):

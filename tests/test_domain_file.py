@@ -9,7 +9,7 @@ import pytest
 
 from sklearn_privsyn import FEM, PrivacyLeakWarning, QueryWorkload
 from sklearn_privsyn.domain_draft import MARK, draft_domain
-from sklearn_privsyn.domain_file import parse_domain, read_domain, workload_params
+from sklearn_privsyn.domain_file import dump_domain, parse_domain, read_domain, workload_params
 
 FAST = {"solver": "brute", "rounds": 4, "samples_per_round": 3}
 
@@ -137,7 +137,9 @@ def test_round_trip_draft_file_fit_sample(tmp_path):
     draft["kids"] = {"values": [0, 1, 2]}
     draft["income"] = {"bounds": [0, 100000], "bins": 4, "missing": True}
     path = tmp_path / "domain.json"
-    path.write_text(json.dumps(draft))
+    path.write_text(dump_domain(draft))
+    assert path.read_text().count("\n") == len(draft) + 2  # one line per column
+    assert read_domain(path) == parse_domain(draft, f"domain file {path}")
     with warnings.catch_warnings():
         warnings.simplefilter("error", PrivacyLeakWarning)
         workload = QueryWorkload(**workload_params(path), k=2, random_state=0)
