@@ -57,8 +57,8 @@ ALGORITHMS = {
 SOLVERS = ("highs", "pulp", "heuristic", "brute")
 
 _DESCRIPTION = """\
-Differentially private synthetic data from a CSV file (FEM, sepFEM, DualQuery,
-DQRS and MWEM; Vietri et al., ICML 2020). The synthetic table approximately
+Differentially private synthetic data from a CSV file (AdaptiveProjection by
+default; FEM, sepFEM, DualQuery, DQRS and MWEM of Vietri et al., ICML 2020). The synthetic table approximately
 answers a workload of k-way marginal queries (counts of every combination of
 values of k columns) and is (epsilon, delta)-differentially private with
 respect to the rows of the input: replacing any one row changes the
@@ -74,7 +74,7 @@ examples:
   privsyn evaluate adult.csv synthetic.csv --domain adult-domain.json \\
       --k 3 --marginals 64 --seed 0 --per-marginal
 
-  # FEM on the bundled UCI Adult data
+  # AdaptiveProjection on the bundled UCI Adult data (--algorithm fem: FEM)
   privsyn demo --epsilon 1
 
 domain files (JSON object, one entry per column, in the order marginals are
@@ -796,9 +796,10 @@ def build_parser():
                      help="where to write the synthetic rows: CSV, or Parquet for a .parquet "
                           "name (default: '-', CSV on stdout)")
     algo = fit.add_argument_group("algorithm and privacy")
-    algo.add_argument("--algorithm", choices=sorted(ALGORITHMS), default="fem",
-                      help="fem (default), sepfem, dualquery, dqrs, mwem (small domains "
-                           "only), or adaptive (Gaussian measurements projected onto records)")
+    algo.add_argument("--algorithm", choices=sorted(ALGORITHMS), default="adaptive",
+                      help="adaptive (default: Gaussian measurements projected onto "
+                           "records, the most accurate and fastest here), or the paper's fem, "
+                           "sepfem, dualquery, dqrs, mwem (small domains only)")
     algo.add_argument("--epsilon", type=_positive_float, default=1.0,
                       help="privacy budget epsilon > 0 (default: 1); smaller is more private")
     algo.add_argument("--delta", type=_probability, default=None,

@@ -17,7 +17,8 @@ from sklearn_privsyn import FEM, QueryWorkload, cli
 from sklearn_privsyn.cli import EXIT_DATA, EXIT_USAGE, main, read_table
 from sklearn_privsyn.domain_file import read_domain
 
-FAST = ["--solver", "brute", "--rounds", "4", "--samples-per-round", "3", "--seed", "0"]
+FAST = ["--algorithm", "fem", "--solver", "brute", "--rounds", "4", "--samples-per-round", "3",
+        "--seed", "0"]
 
 
 @pytest.fixture()
@@ -581,3 +582,11 @@ def test_own_csv_walkthrough_in_the_docs_runs(tmp_path, monkeypatch, capsys):
                                                          "Other"}
     assert json.loads((tmp_path / "ledger.json").read_text())["epsilon"] <= 1
     assert (tmp_path / "report.html").read_text().lstrip().lower().startswith("<!doctype html")
+
+
+def test_fit_defaults_to_adaptive_projection(files, capsys):
+    out = files.dir / "synthetic.csv"
+    assert main(["fit", str(files.csv), "--domain", str(files.domain), "--seed", "0",
+                 "-o", str(out)]) == 0
+    assert "privsyn: AdaptiveProjection fitted on" in capsys.readouterr().err
+    assert len(pd.read_csv(out)) == 120
