@@ -8,8 +8,9 @@ Errors are those of the rows ``sample(n)`` returns (``n`` the real row count),
 against the real table, over every cell of the workload (the paper's 3-way,
 64-marginal workload, delta = 1/n^2): max error, mean error and mean
 per-marginal TVD from ``sklearn_privsyn.metrics.workload_error``; the fitted
-mixture's max error is printed too. ``--noise-level`` picks the number of
-rounds with ``adaptive_default_rounds(..., noise_level=x)`` (the rule's
+mixture's max error is printed too. ``--zero-test`` compares values of the
+final re-weighting's threshold (``none`` switches it off). ``--noise-level``
+picks the number of rounds with ``adaptive_default_rounds(..., noise_level=x)`` (the rule's
 constant, to be chosen on generated data); ``--rounds`` fixes it. Wall-clock
 and CPU (user + sys) seconds of ``fit`` are recorded; on a shared machine
 both are upper bounds. One CSV line per run is appended to ``--out``.
@@ -17,6 +18,7 @@ both are upper bounds. One CSV line per run is appended to ``--out``.
 
 import argparse
 import csv
+import itertools
 import os
 import resource
 import sys
@@ -73,8 +75,8 @@ def run_one(name, est, X, workload, seed, extra):
                records=len(est.records_), seconds=round(wall, 1), cpu_seconds=round(cpu, 1),
                eps_spent=round(est.epsilon_, 6))
     if isinstance(est, AdaptiveProjection):
-        row.update(rounds=est.rounds_, n_iter=est.n_iter_, stop=est.projection_stop_,
-                   gap=f"{est.projection_gap_:.3g}", objective=f"{est.projection_objective_:.4g}")
+        row.update(zero_test=est.zero_test_, rounds=est.rounds_, n_iter=est.n_iter_,
+                   stop=est.projection_stop_, gap=f"{est.projection_gap_:.3g}", objective=f"{est.projection_objective_:.4g}")
     print(row, flush=True)
     return row
 
@@ -96,6 +98,8 @@ def main(argv=None):
                         help="rounds from the default rule with this constant (overrides --rounds)")
     parser.add_argument("--max-iter", type=int, default=None, help="default: the estimator's")
     parser.add_argument("--tol", type=float, default=None, help="default: the estimator's")
+    parser.add_argument("--zero-test", nargs="+", default=["default"],
+                        help="zero_test values to run ('none' disables; default: the estimator's)")
     parser.add_argument("--solver", default="highs")
     parser.add_argument("--with-fem", action="store_true", help="also run FEM (package defaults)")
     parser.add_argument("--out", default=str(HERE / "out" / "adaptive_runs.csv"))
@@ -117,9 +121,11 @@ def main(argv=None):
                     M = len(workload.marginals_)
                     schedules = [(adaptive_default_rounds(n, rho, M, noise_level=level), level)
                                  for level in args.noise_level]
-                for rounds, level in schedules:
+                for (rounds, level), zero in itertools.product(schedules, args.zero_test):
                     tuning = {k: v for k, v in (("max_iter", args.max_iter), ("tol", args.tol))
                               if v is not None}
+                    if zero != "default":
+                        tuning["zero_test"] = None if zero == "none" else float(zero)
                     est = AdaptiveProjection(epsilon=eps, workload=workload, rounds=rounds,
                                              solver=args.solver, random_state=seed, **tuning)
                     rows.append(run_one("adaptive", est, X, workload, seed,

@@ -13,7 +13,7 @@ from numbers import Integral, Real
 
 import numpy as np
 from ._base import SOLVER_CONSTRAINT, BaseSynthesizer
-from ._sklearn_private import Interval
+from ._sklearn_private import Interval, StrOptions
 from .privacy import (
     exponential_mechanism,
     exponential_mechanism_rho,
@@ -28,6 +28,10 @@ __all__ = ["AdaptiveProjection", "adaptive_default_rounds"]
 # Charges are planned this fraction below their share of the budget, so that
 # rounding in sigma -> rho can never push the ledger's total over the budget.
 _BUDGET_MARGIN = 1e-9
+
+# zero_test="auto" with every marginal measured at once: answers below 2 noise sd
+# count as zero in the final re-weighting (chosen on generated tables, see the docs).
+_ZERO_TEST = 2.0
 
 
 def adaptive_default_rounds(n, rho, n_marginals, selection_share=0.1, noise_level=0.02,
@@ -134,6 +138,14 @@ class AdaptiveProjection(BaseSynthesizer):
         its objective.
     time_limit : float, default=None
         Seconds for the final projection; the best mixture so far is kept.
+    zero_test : float, "auto" or None, default="auto"
+        After the final projection, its records are re-weighted against the
+        noisy answers with every answer below ``zero_test`` noise standard
+        deviations (a one-sided test that the cell is not empty) set to
+        zero; ``None`` keeps the l2 projection's weights. ``"auto"`` means
+        2.0 when every marginal is measured at once (``rounds_ == 1``) and
+        ``None`` in adaptive rounds, where on generated tables it lost.
+        Post-processing: no privacy cost.
     solver : {"highs", "pulp", "heuristic", "brute"} or oracle, default="highs"
         The oracle that prices records when the coordinate descent finds none.
     conversion : {"cks", "classic"}, default="cks"
@@ -148,6 +160,8 @@ class AdaptiveProjection(BaseSynthesizer):
     ----------
     rounds_ : int
         Rounds used (1: every marginal measured at once).
+    zero_test_ : float or None
+        The final re-weighting's threshold used (``zero_test`` resolved).
     measured_marginals_ : ndarray of int
         Index of the workload marginal measured in each selection round (all
         of them, in order, when ``rounds_ == 1``).
@@ -189,6 +203,7 @@ class AdaptiveProjection(BaseSynthesizer):
         "max_iter": [Interval(Integral, 1, None, closed="left")],
         "tol": [Interval(Real, 0, None, closed="left")],
         "time_limit": [Interval(Real, 0, None, closed="neither"), None],
+        "zero_test": [Interval(Real, 0, None, closed="left"), StrOptions({"auto"}), None],
         "solver": SOLVER_CONSTRAINT,
     }
 
@@ -203,6 +218,7 @@ class AdaptiveProjection(BaseSynthesizer):
         max_iter=100,
         tol=0.005,
         time_limit=None,
+        zero_test="auto",
         solver="highs",
         conversion="cks",
         random_state=None,
@@ -216,6 +232,7 @@ class AdaptiveProjection(BaseSynthesizer):
         self.max_iter = max_iter
         self.tol = tol
         self.time_limit = time_limit
+        self.zero_test = zero_test
         self.solver = solver
         self.conversion = conversion
         self.random_state = random_state
@@ -229,6 +246,7 @@ class AdaptiveProjection(BaseSynthesizer):
         M = len(marginal_cells)
         rounds = self.rounds or adaptive_default_rounds(n, self.rho_, M, self.selection_share)
         self.rounds_ = int(rounds)
+        self.zero_test_ = self._zero_test()
 
         # PRIVATE: the only reads of the data, used solely inside the mechanisms below.
         true_answers = workload.answer_codes(records)
@@ -253,6 +271,7 @@ class AdaptiveProjection(BaseSynthesizer):
             try:
                 result = projection.run(max_iter=self.max_iter, tol=self.tol,
                                         time_limit=self.time_limit,
+                                        zero_test=self.zero_test_,
                                         progress=None if bar is None else _reporter(bar))
             finally:
                 if bar is not None:
@@ -265,6 +284,11 @@ class AdaptiveProjection(BaseSynthesizer):
         self.projection_stop_ = result.stop_reason
         self.n_iter_ = result.n_iter
         return result.records, result.weights
+
+    def _zero_test(self):
+        if self.zero_test == "auto":
+            return _ZERO_TEST if self.rounds_ == 1 else None
+        return self.zero_test
 
     def _projection(self, weighted_sum, precision, session, rng, projection=None):
         """The projection onto the inverse-variance averages of the measurements so far."""

@@ -15,7 +15,7 @@ from sklearn_privsyn import AdaptiveProjection, QueryWorkload
 from sklearn_privsyn.adaptive import adaptive_default_rounds
 from sklearn_privsyn.exceptions import SolverWarning
 from sklearn_privsyn.privacy import epsilon_to_rho, gaussian_mechanism
-from sklearn_privsyn.projection import MarginalCells, project
+from sklearn_privsyn.projection import MarginalCells, Projection, project
 from sklearn_privsyn.solvers import BruteForceOracle
 
 SIZES = {"a": 2, "b": 3, "c": 2}
@@ -30,11 +30,12 @@ def all_records(sizes):
     return np.array(list(itertools.product(*(range(s) for s in sizes))), dtype=np.intp)
 
 
-def brute_force_projection(workload, noisy, variances):
-    """The exact optimum over every record of the domain, by SLSQP on their weights."""
-    records = all_records(list(SIZES.values()))
+def brute_force_projection(workload, noisy, variances, records=None):
+    """The exact optimum over ``records`` (default: the whole domain), by SLSQP on their weights."""
+    records = all_records(list(SIZES.values())) if records is None else records
     A = np.stack([workload.answer_codes(r[None, :]) for r in records], axis=1)  # cells x records
-    precision = 1.0 / np.asarray(variances)
+    scale = np.max(1.0 / np.asarray(variances))  # SLSQP's line search wants f of order 1
+    precision = 1.0 / np.asarray(variances) / scale
 
     def f(w):
         r = A @ w - noisy
@@ -46,17 +47,22 @@ def brute_force_projection(workload, noisy, variances):
                                           "jac": lambda w: np.ones_like(w)}],
                             options={"ftol": 1e-15, "maxiter": 1000})
     assert res.success
-    return A @ res.x, res.fun
+    return A @ res.x, res.fun * scale
+
+
+def noisy_answers(workload, seed, variance_range):
+    """Answers of 30 random records plus N(0, 0.1**2) noise, and variances drawn in a range."""
+    rng = np.random.default_rng(seed)
+    Q = workload.n_queries_
+    noisy = workload.answer_codes(rng.integers(0, [2, 3, 2], size=(30, 3))) + rng.normal(0, 0.1, Q)
+    return noisy, rng.uniform(*variance_range, Q)
 
 
 @pytest.mark.parametrize("seed", range(4))
 @pytest.mark.parametrize("with_oracle", [True, False])
 def test_projection_equals_the_brute_force_optimum(seed, with_oracle):
     workload = small_workload()
-    rng = np.random.default_rng(seed)
-    Q = workload.n_queries_
-    noisy = workload.answer_codes(rng.integers(0, [2, 3, 2], size=(30, 3))) + rng.normal(0, 0.1, Q)
-    variances = rng.uniform(0.5, 2.0, Q)
+    noisy, variances = noisy_answers(workload, seed, (0.5, 2.0))
     variances[workload.marginal_offsets_[1]:workload.marginal_offsets_[2]] = np.inf  # unmeasured
     session = BruteForceOracle().session(workload.layout_, 0) if with_oracle else None
     result = project(workload, noisy, variances, session=session, tol=1e-10, max_iter=500,
@@ -72,6 +78,26 @@ def test_projection_equals_the_brute_force_optimum(seed, with_oracle):
     assert len(np.unique(result.records, axis=0)) == len(result.records)
     if with_oracle:
         assert result.gap_certified
+
+
+@pytest.mark.parametrize("seed", range(3))
+@pytest.mark.parametrize("z", [1.0, 2.0])
+def test_zero_test_refit_is_the_optimum_on_the_support_with_small_answers_zeroed(seed, z):
+    workload = small_workload()
+    noisy, variances = noisy_answers(workload, seed, (0.005, 0.02))
+    projection = Projection(workload, noisy, variances, random_state=seed)
+    projection.run(tol=1e-10, max_iter=500)
+    support = projection.records.copy()
+    projection.refit_to_significant(z, qp_iter=20000)
+    zeroed = np.where(noisy < z * np.sqrt(variances), 0.0, noisy)
+    assert np.any(zeroed != noisy) and np.any(zeroed > 0)
+    expected_answers, expected_value = brute_force_projection(workload, zeroed, variances,
+                                                              records=support)
+    np.testing.assert_allclose(projection.answers(), expected_answers, atol=1e-4)
+    difference = projection.answers() - zeroed
+    assert 0.5 * np.sum(difference**2 / variances) == pytest.approx(expected_value, rel=1e-6)
+    assert len(projection.records) <= len(support)
+    assert projection.weights.sum() == pytest.approx(1.0)
 
 
 def test_projection_of_exact_answers_reproduces_them():
@@ -331,6 +357,14 @@ def test_solver_faults_change_accuracy_never_the_ledger(rounds):
     if rounds == 1:  # adaptive selections depend on the synthetic data, so on the oracle
         np.testing.assert_array_equal(broken.measurements_, reference.measurements_)
     assert broken.weights_.sum() == pytest.approx(1.0)
+
+
+@pytest.mark.parametrize("rounds", [1, 3])
+def test_zero_test_is_post_processing_the_ledger_and_measurements_do_not_change(rounds):
+    with_test, without = fit(rounds=rounds, zero_test=2.0), fit(rounds=rounds, zero_test=None)
+    assert with_test.ledger_.to_frame().equals(without.ledger_.to_frame())
+    np.testing.assert_array_equal(with_test.measurements_, without.measurements_)
+    assert not np.array_equal(with_test.weights_, without.weights_)
 
 
 def test_time_limit_stops_the_projection():
