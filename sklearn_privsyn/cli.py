@@ -771,7 +771,7 @@ def build_parser():
     --------
     >>> args = build_parser().parse_args(["fit", "data.csv", "--domain", "d.json"])
     >>> args.command, args.algorithm, args.epsilon, args.output
-    ('fit', 'fem', 1.0, '-')
+    ('fit', 'adaptive', 1.0, '-')
     """
     from . import __version__
 
