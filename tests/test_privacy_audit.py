@@ -17,11 +17,12 @@
    instance; DQRS's accept/reject coin (through ``rejection_resample``, the
    code DQRS runs) at its worst case, where a coin run at twice its charged
    rate is caught.
-3. End to end. Fits of FEM, DualQuery, DQRS and MWEM on two neighbouring
-   tables lower-bound the privacy loss of an event of their output by
-   Clopper-Pearson bounds; the bound must stay below the ledger's claim, and
-   the same audit must catch the audited step run at twice the epsilon it is
-   charged for. The number of trials comes from a power computation (section
+3. End to end. Fits of FEM, DualQuery, DQRS, MWEM and AdaptiveProjection on
+   two neighbouring tables lower-bound the privacy loss of an event of their
+   output by Clopper-Pearson bounds; the bound must stay below the ledger's
+   claim, and the same audit must catch the audited step run at twice the
+   epsilon it is charged for (a Gaussian measurement: at twice its rho, or
+   with half its sensitivity). The number of trials comes from a power computation (section
    3 below). The default suite runs a reduced audit; ``PRIVSYN_FULL_AUDIT=1``
    runs the full one.
 
@@ -40,11 +41,13 @@ import pandas as pd
 import pytest
 from scipy import stats
 
+import sklearn_privsyn.adaptive as adaptive_module
 import sklearn_privsyn.dualquery as dualquery_module
 import sklearn_privsyn.fem as fem_module
 import sklearn_privsyn.mwem as mwem_module
 from sklearn_privsyn import DQRS, FEM, MWEM, AdaptiveProjection, DualQuery, QueryWorkload, SepFEM
 from neighbours import dqrs_coin_rho_by_brute_force
+from sklearn_privsyn.projection import MarginalCells, ProjectionResult
 from sklearn_privsyn.privacy import (
     PrivacyLedger,
     epsilon_to_rho,
@@ -75,6 +78,19 @@ def epsilon_lower_bound(k_more, k_less, n, delta=0.0, alpha=0.025):
     if p_low <= delta:
         return -math.inf
     return math.log((p_low - delta) / p_up)
+
+
+def gaussian_mu_lower_bound(k_more, k_less, n, delta=0.0, alpha=0.025):
+    """Lower bound on the ratio ``mu = Delta / sigma`` of a Gaussian mechanism.
+
+    A Gaussian mechanism of ratio ``mu`` is ``mu``-GDP: every event has
+    ``Phi^-1(P(E | D)) - Phi^-1(P(E | D')) <= mu`` (Dong, Roth and Su 2022); with
+    probability ``>= 1 - 2 alpha`` the Clopper-Pearson bounds keep this bound below
+    the true ratio. ``delta`` is unused (the tradeoff needs none).
+    """
+    p_low, _ = clopper_pearson(k_more, n, alpha)
+    _, p_up = clopper_pearson(k_less, n, alpha)
+    return stats.norm.ppf(p_low) - stats.norm.ppf(p_up)
 
 
 def toy(n=40, seed=0):
@@ -498,13 +514,14 @@ N_AUDIT = 10
 CLAIM = 2.5  # the audited step's epsilon x
 
 
-def audit_trials(p_more, p_less, claim, alpha, power):
+def audit_trials(p_more, p_less, claim, alpha, power, delta=0.0, bound=None):
     """Smallest N (on a grid) at which the audit bound exceeds ``claim`` with probability >= power."""
+    bound = bound or epsilon_lower_bound
     beta = 1.0 - power
     for n in np.unique(np.geomspace(20, 10**6, 600).astype(int)):
         k_more = int(stats.binom.ppf(beta / 2, n, p_more))
         k_less = int(stats.binom.ppf(1 - beta / 2, n, p_less))
-        if epsilon_lower_bound(k_more, k_less, n, alpha=alpha) > claim:
+        if bound(k_more, k_less, n, delta=delta, alpha=alpha) > claim:
             return int(n)
     raise AssertionError("no number of trials up to 1e6 has the power asked")
 
@@ -532,7 +549,7 @@ def _fem_audit():
               noise_scale=1e-9, solver="brute", conversion="classic")
     return dict(est=est, D=D, D2=D2, more="D", broken=(fem_module, "exponential_mechanism"),
                 event=lambda e: bool(_favours_zero(e.workload_, e.query_history_).all()),
-                p=lambda eps: (1 / 4, 1 / (1 + math.exp(eps)) / 2))
+                p_broken=(1 / 4, 1 / (1 + math.exp(2 * CLAIM)) / 2))
 
 
 def _dual_audit(cls):
@@ -544,7 +561,7 @@ def _dual_audit(cls):
               samples_per_round=1, solver="brute", conversion="classic")
     return dict(est=est, D=D, D2=D2, more="D", broken=(dualquery_module, "_draw"),
                 event=lambda e: len(e.records_) == 2 and not e.records_.any(),
-                p=lambda eps: (1 / 4, 1 / (1 + math.exp(eps)) / 2))
+                p_broken=(1 / 4, 1 / (1 + math.exp(2 * CLAIM)) / 2))
 
 
 def _mwem_audit():
@@ -561,7 +578,131 @@ def _mwem_audit():
         return bool(e.workload_.layout_.attribute_of[literals[0][0]] == 0)
 
     return dict(est=est, D=D, D2=D2, more="D2", broken=(mwem_module, "exponential_mechanism"),
-                event=in_column_a, p=lambda eps: (1 / 2, 1 / (1 + math.cosh(eps))))
+                event=in_column_a, p_broken=(1 / 2, 1 / (1 + math.cosh(2 * CLAIM))))
+
+
+class UniformProjection:
+    """Stands in for :class:`~sklearn_privsyn.projection.Projection` in the audits.
+
+    The projection reads only noisy answers, so the guarantee holds whatever it
+    returns; this one returns the uniform distribution over the domain, a public
+    answer vector, without running. It pins AdaptiveProjection's selection
+    scores (true answers minus the projection's) to a known vector, and saves
+    the projection's time where the audited event reads measurements only.
+    """
+
+    def __init__(self, workload, noisy, variances, *, extra_marginals=(), **kwargs):
+        self.index = MarginalCells(workload, extra_marginals)
+        self.records = np.array(list(itertools.product(*map(range, self.index.sizes))))
+        self.weights = np.full(len(self.records), 1 / len(self.records))
+
+    def update_targets(self, noisy, variances):
+        pass
+
+    def answers(self):
+        return self.index.answers(self.records, self.weights)
+
+    def run(self, **kwargs):
+        return ProjectionResult(self.records, self.weights, math.nan, math.nan, False, 0, 0,
+                                "uniform", 0.0)
+
+
+def _uniform_projection(monkeypatch):
+    monkeypatch.setattr(adaptive_module, "Projection", UniformProjection)
+
+
+def noise_scaled_down(factor, mechanism=gaussian_mechanism):
+    """A broken Gaussian mechanism: it draws noise of ``sigma / factor``, so it runs
+    with ``factor**2`` times the zCDP that is charged (``sqrt(2)``: rho off by 2)."""
+
+    def broken(values, sensitivity, sigma, rng):
+        return mechanism(values, sensitivity, sigma / factor, rng)
+
+    return broken
+
+
+# AdaptiveProjection. Its Gaussian measurements are not pure DP, so they are audited
+# in the currency of the Gaussian's tradeoff: the ledger entry of a Gaussian step
+# charged rho claims a Gaussian mechanism of ratio mu = Delta / sigma = sqrt(2 rho),
+# which is exactly mu-GDP; ``gaussian_mu_lower_bound`` lower-bounds mu from an
+# event's counts, and the audit passes when the bound stays at most the claim. The
+# likelihood-ratio event below attains the claim exactly, so the honest fit sits on
+# the boundary and passes with probability >= 1 - 2 alpha (no margin as the EM
+# designs have); the reduced audit therefore uses alpha = 0.01, not 0.2. (Auditing
+# the (epsilon, delta) of the CKS conversion instead leaves margin but needs 2,500
+# to 20,000 trials a table for the same power: the events that can beat it have
+# P(E | D) of a few percent.)
+#
+# * Measure-all (``rounds=1``): one binary column, one marginal (2 cells), D ten
+#   zeros, D' one of them a one: the true answers (1, 0) and (0.9, 0.1) differ by
+#   the whole L2 sensitivity sqrt(2)/n. The event reads ``measurements_`` only:
+#   T = y_1 - y_0 > -0.9 (the likelihood-ratio statistic, cut half-way), T ~
+#   N(-1 on D, -0.8 on D', sd 0.2 / mu). The measured step costs rho = 2, claim
+#   mu = 2: P(E | D') = Phi(mu / 2) ("more"), P(E | D) = Phi(-mu / 2). Broken:
+#   noise of sigma / sqrt(2) (rho off by 2, mu = 2 sqrt(2)): 0.921 and 0.079.
+# * Adaptive rounds, measurement (``rounds=2``, ``selection_share=1/2``): the same
+#   tables and workload; round 1 measures the 1-way marginals (into
+#   ``one_way_measurements_``), round 2 selects the only marginal and measures it
+#   (the event reads ``measurements_``, which holds round 2's measurement only).
+#   The claim comes from round 2's Gaussian ledger entry (rho = 2 again).
+# * Adaptive rounds, selection: MWEM's tables (a balanced, b = 0 in 7 rows; D' moves
+#   a row from (a=1, b=0) to (a=0, b=1)), 1-way marginals. The projection answers
+#   uniformly (UniformProjection), so the score of a marginal is its L1 distance
+#   from uniform (minus an expected noise equal for both): a 0 and b 0.4 on D,
+#   both 0.2 on D'; sensitivity 2/n = 0.2. E = "column a is measured":
+#   P(E | D') = 1/2 ("more"), P(E | D) = 1 / (1 + e^e), honest loss
+#   log((1 + e^x) / 2) = 1.89 < x = 2.5, broken 4.31.
+#
+# The reduced audits never run the projection (UniformProjection): the measure-all
+# and round-2-measurement events read only ``measurements_``, which are drawn
+# before any projection, and the selection design needs its answers pinned. The
+# full audit runs the real projection in the measure-all design.
+#
+#   ======================  ============  ================  =========
+#   alpha, power            measure-all   rounds, measure   selection
+#   ======================  ============  ================  =========
+#   0.01 / 0.2, 0.9         264 trials    264               168
+#   5e-4, 0.999 (full)      702           702               1123
+#   ======================  ============  ================  =========
+
+GAUSSIAN_RHO = 2.0
+GAUSSIAN_T = -0.9
+
+
+def _gaussian_claim(est):
+    *_, entry = [e for e in est.ledger_.entries if e.mechanism == "gaussian_mechanism"]
+    return math.sqrt(2 * entry.rho)
+
+
+def _adaptive_gaussian_audit(rounds):
+    D, D2, workload = _binary_frames()
+    # the measured step gets the share (1 - selection_share) / rounds of rho (less
+    # the package's 1e-9 margin)
+    share = 1.0 if rounds == 1 else 0.5 / rounds
+    epsilon = rho_to_epsilon(GAUSSIAN_RHO / share, 1 / N_AUDIT**2, method="cks")
+    est = AdaptiveProjection(epsilon=epsilon, workload=workload,
+                             rounds=rounds, selection_share=0.5, max_iter=10, solver="brute")
+    mu = math.sqrt(2 * GAUSSIAN_RHO)
+    return dict(est=est, D=D, D2=D2, more="D2", bound=gaussian_mu_lower_bound, max_alpha=0.01,
+                claim=mu, claim_of=_gaussian_claim, stub="reduced" if rounds == 1 else "always",
+                broken=(adaptive_module, "gaussian_mechanism", noise_scaled_down(math.sqrt(2))),
+                event=lambda e: e.measurements_[1] - e.measurements_[0] > GAUSSIAN_T,
+                p_broken=(stats.norm.cdf(mu / math.sqrt(2)), stats.norm.cdf(-mu / math.sqrt(2))))
+
+
+def _adaptive_selection_audit():
+    design = _mwem_audit()
+    # one selection of epsilon x = sqrt(8 rho / 4) in 2 rounds at selection share 1/2
+    epsilon = rho_to_epsilon(4 * CLAIM**2 / 8, 1 / N_AUDIT**2, method="cks")
+    est = AdaptiveProjection(epsilon=epsilon, workload=design["est"].workload, rounds=2,
+                             selection_share=0.5, max_iter=10, solver="brute")
+
+    def measures_column_a(e):
+        return e.workload_.marginals_[e.measured_marginals_[0]] == ("a",)
+
+    return dict(design, est=est, event=measures_column_a, stub="always",
+                broken=(adaptive_module, "exponential_mechanism"),
+                p_broken=(1 / 2, 1 / (1 + math.exp(2 * CLAIM))))
 
 
 END_TO_END = {
@@ -569,12 +710,16 @@ END_TO_END = {
     "DualQuery": lambda: _dual_audit(DualQuery),
     "DQRS": lambda: _dual_audit(DQRS),
     "MWEM": _mwem_audit,
+    "AdaptiveProjection": lambda: _adaptive_gaussian_audit(rounds=1),
+    "AdaptiveProjection-rounds-measure": lambda: _adaptive_gaussian_audit(rounds=2),
+    "AdaptiveProjection-rounds-select": _adaptive_selection_audit,
 }
 
 
 def run_end_to_end(design, trials, first_seed):
-    """(eps_lower, claim) from ``trials`` fits on each table."""
+    """(k_more, k_less, claim) from ``trials`` fits on each table."""
     est = design["est"]
+    claim_of = design.get("claim_of", _em_claim)
     counts, claims = {}, set()
     for name in ("D", "D2"):
         k = 0
@@ -583,33 +728,44 @@ def run_end_to_end(design, trials, first_seed):
             if isinstance(fitted, DQRS):
                 assert math.isinf(fitted.gamma_[0])  # round 2 is all fresh draws
             k += design["event"](fitted)
-            claims.add(round(_em_claim(fitted), 12))
+            claims.add(round(claim_of(fitted), 12))
         counts[name] = k
     (claim,) = claims
     less = "D2" if design["more"] == "D" else "D"
     return counts[design["more"]], counts[less], claim
 
 
-def end_to_end_audit(name, alpha, power, monkeypatch):
+def break_step(design, monkeypatch):
+    """Run the audited step at twice its charged epsilon (or its Gaussian's given break)."""
+    module, attr, *wrapper = design["broken"]
+    wrap = wrapper[0] if wrapper else understated_sensitivity(2, getattr(module, attr))
+    monkeypatch.setattr(module, attr, wrap)
+
+
+def end_to_end_audit(name, alpha, power, monkeypatch, full=False, breaker=break_step):
     design = END_TO_END[name]()
-    p_more, p_less = design["p"](2 * CLAIM)
-    trials = audit_trials(p_more, p_less, CLAIM, alpha, power)
+    if design.get("stub") == "always" or (design.get("stub") == "reduced" and not full):
+        _uniform_projection(monkeypatch)
+    expected_claim, bound = design.get("claim", CLAIM), design.get("bound", epsilon_lower_bound)
+    alpha = min(alpha, design.get("max_alpha", alpha))
+    p_more, p_less = design["p_broken"]
+    trials = audit_trials(p_more, p_less, expected_claim, alpha, power, bound=bound)
     k_more, k_less, claim = run_end_to_end(design, trials, first_seed=0)
-    assert claim == pytest.approx(CLAIM, rel=1e-12)
-    honest = epsilon_lower_bound(k_more, k_less, trials, alpha=alpha)
-    module, attr = design["broken"]
-    monkeypatch.setattr(module, attr, understated_sensitivity(2, getattr(module, attr)))
+    assert claim == pytest.approx(expected_claim, rel=1e-8)
+    honest = bound(k_more, k_less, trials, alpha=alpha)
+    breaker(design, monkeypatch)
     k_more, k_less, _ = run_end_to_end(design, trials, first_seed=10**6)
-    broken = epsilon_lower_bound(k_more, k_less, trials, alpha=alpha)
-    return honest, broken, trials
+    broken = bound(k_more, k_less, trials, alpha=alpha)
+    return honest, broken, trials, claim
 
 
 @pytest.mark.parametrize("name", list(END_TO_END))
 def test_end_to_end_audit_catches_a_factor_two_in_epsilon(name, monkeypatch):
-    honest, broken, trials = end_to_end_audit(name, alpha=0.2, power=0.9,
-                                              monkeypatch=monkeypatch)
-    print(f"{name}: {trials} trials, eps_lower honest {honest:.3f}, broken {broken:.3f}")
-    assert 0 < honest <= CLAIM < broken
+    honest, broken, trials, claim = end_to_end_audit(name, alpha=0.2, power=0.9,
+                                                     monkeypatch=monkeypatch)
+    print(f"{name}: {trials} trials, eps_lower honest {honest:.3f}, broken {broken:.3f}, "
+          f"claim {claim:.3f}")
+    assert 0 < honest <= claim < broken
     assert trials <= 400  # the reduced audit stays within seconds
 
 
@@ -617,10 +773,29 @@ def test_end_to_end_audit_catches_a_factor_two_in_epsilon(name, monkeypatch):
                     reason="full audit (minutes): set PRIVSYN_FULL_AUDIT=1")
 @pytest.mark.parametrize("name", list(END_TO_END))
 def test_end_to_end_audit_full(name, monkeypatch):
-    honest, broken, trials = end_to_end_audit(name, alpha=5e-4, power=0.999,
-                                              monkeypatch=monkeypatch)
-    print(f"{name}: {trials} trials, eps_lower honest {honest:.3f}, broken {broken:.3f}")
-    assert 0 < honest <= CLAIM < broken
+    honest, broken, trials, claim = end_to_end_audit(name, alpha=5e-4, power=0.999,
+                                                     monkeypatch=monkeypatch, full=True)
+    print(f"{name}: {trials} trials, eps_lower honest {honest:.3f}, broken {broken:.3f}, "
+          f"claim {claim:.3f}")
+    assert 0 < honest <= claim < broken
+
+
+def understated_gaussian_sensitivity(design, monkeypatch):
+    """The estimator believes its measurement's sensitivity is half the true one: sigma
+    and the charge both follow the belief, so the ledger is consistent and the noise
+    has half the scale it needs (rho off by 4)."""
+    for name in ("gaussian_sigma", "gaussian_mechanism_rho"):
+        real = getattr(adaptive_module, name)
+        monkeypatch.setattr(adaptive_module, name,
+                            lambda sensitivity, x, real=real: real(sensitivity / 2, x))
+
+
+@pytest.mark.parametrize("name", ["AdaptiveProjection", "AdaptiveProjection-rounds-measure"])
+def test_gaussian_audit_catches_a_sensitivity_off_by_two(name, monkeypatch):
+    honest, broken, trials, claim = end_to_end_audit(
+        name, alpha=0.2, power=0.9, monkeypatch=monkeypatch,
+        breaker=understated_gaussian_sensitivity)
+    assert honest <= claim < broken
 
 
 def test_audit_trials_has_the_power_it_claims():
