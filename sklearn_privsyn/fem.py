@@ -13,7 +13,9 @@ solver returns, is post-processing.
 """
 
 import math
+import threading
 import uuid
+from collections import OrderedDict
 from numbers import Integral, Real
 
 import numpy as np
@@ -23,13 +25,13 @@ from ._base import SOLVER_CONSTRAINT, BaseSynthesizer
 from ._sklearn_private import Interval
 from .privacy import (
     compose,
-    exponential_mechanism,
     exponential_mechanism_epsilon,
     exponential_mechanism_rho,
     gaussian_mechanism,
     gaussian_mechanism_rho,
     gaussian_sigma,
     split_budget,
+    worst_query_mechanism,
 )
 from .solvers import OracleProblem, SolverStats, get_oracle
 from .solvers._session import open_session
@@ -73,22 +75,99 @@ def default_rounds(n, rho, n_candidates, scale=1.0):
     return max(1, int(round(scale * n * math.sqrt(rho) / math.log(n_candidates))))
 
 
-# Oracle sessions that live in a joblib worker process between rounds of one fit,
-# so that a worker keeps its HiGHS model (and solution pool) and only adds the
-# round's new query instead of rebuilding. Keyed by a per-fit token; a worker
-# drops the sessions of earlier fits when it sees a new token.
-_WORKER_SESSIONS = {}
+# Oracle sessions that live in a joblib worker between rounds of one fit, so
+# that a worker keeps its HiGHS model (and solution pool) and only adds the
+# round's new queries instead of rebuilding. They are thread-local: under a
+# threading backend (joblib "threading", Dask's threaded workers) no two
+# threads ever share a session, and concurrent fits in one process, which have
+# different tokens, never close each other's sessions. A worker keeps the
+# sessions of its most recently served fits and closes older ones itself.
+_WORKER = threading.local()
+_FITS_PER_WORKER = 4
+
+
+def _worker_session(oracle, layout, token, seed):
+    sessions = getattr(_WORKER, "sessions", None)
+    if sessions is None:
+        sessions = _WORKER.sessions = OrderedDict()
+    session = sessions.get(token)
+    if session is None:
+        session = sessions[token] = open_session(oracle, layout, seed)
+        while len(sessions) > _FITS_PER_WORKER:
+            sessions.popitem(last=False)[1].close()
+    sessions.move_to_end(token)
+    return session
 
 
 def _solve_chunk(oracle, layout, token, seed, problems):
-    """Solve problems in this worker's session for the fit ``token`` (one joblib task)."""
-    session = _WORKER_SESSIONS.get(token)
-    if session is None:
-        for stale in _WORKER_SESSIONS.values():
-            stale.close()
-        _WORKER_SESSIONS.clear()
-        session = _WORKER_SESSIONS[token] = open_session(oracle, layout, seed)
-    return [session.solve(problem) for problem in problems]
+    """One joblib task: solve ``problems`` in this worker's session of the fit ``token``.
+
+    Returns the records and the chunk's :class:`SolverStats` (faults included),
+    which the fit merges: a worker's statistics never stay behind in the worker.
+    """
+    session = _worker_session(oracle, layout, token, seed)
+    errors_before = session.stats.n_errors
+    stats = SolverStats()
+    records = []
+    for problem in problems:
+        result = session.solve(problem)
+        stats.record(result)
+        records.append(result.record)
+    stats.n_errors = session.stats.n_errors - errors_before
+    if stats.n_errors:
+        stats.last_error = session.stats.last_error
+    return records, stats
+
+
+class _SerialOracle:
+    """The data player's oracle in this thread: one session for the whole fit."""
+
+    def __init__(self, session):
+        self.session = session
+
+    def solve_all(self, problems):
+        return [self.session.solve(problem).record for problem in problems]
+
+    def close(self):
+        self.session.close()
+
+
+class _WorkerOracles:
+    """The data player's oracle spread over joblib workers for one fit.
+
+    Each round's problems are split into ``n_workers`` chunks; each worker
+    solves its chunk in its own session of this fit (see ``_worker_session``)
+    and hands back its statistics, merged into ``stats``. One ``Parallel``
+    object serves the whole fit, so a threading backend keeps its threads (and
+    their sessions) from round to round.
+    """
+
+    def __init__(self, oracle, layout, n_jobs, n_workers, seed):
+        self.oracle = oracle
+        self.layout = layout
+        self.n_workers = n_workers
+        self.seed = seed
+        self.token = uuid.uuid4().hex
+        self.stats = SolverStats()
+        self.parallel = Parallel(n_jobs=n_jobs)
+        self.parallel.__enter__()
+
+    def solve_all(self, problems):
+        chunks = np.array_split(np.arange(len(problems)), self.n_workers)
+        results = self.parallel(
+            delayed(_solve_chunk)(self.oracle, self.layout, self.token, self.seed,
+                                  [problems[i] for i in chunk])
+            for chunk in chunks
+            if len(chunk)
+        )
+        records = []
+        for chunk_records, chunk_stats in results:
+            self.stats.merge(chunk_stats)
+            records.extend(chunk_records)
+        return records
+
+    def close(self):
+        self.parallel.__exit__(None, None, None)
 
 
 class _FTPLSynthesizer(BaseSynthesizer):
@@ -193,19 +272,18 @@ class _FTPLSynthesizer(BaseSynthesizer):
         # drawn) cannot change the noise or the mechanism's draws.
         query_rng, noise_rng, solver_rng = rng.spawn(3)
         multiplicity = {int(query_rng.integers(2 * n_queries)): 1}  # q_0: uniform, data-free
-        session = None
-        if self._n_workers() == 1:
-            session = self._oracle_session(solver_rng)
+        n_workers = self._n_workers()
+        if n_workers == 1:
+            oracle = _SerialOracle(self._oracle_session(solver_rng))
         else:
-            self.solver_stats_ = SolverStats()
-            self._token = uuid.uuid4().hex
-            self._worker_seed = int(solver_rng.integers(np.iinfo(np.int32).max))
-        oracle = get_oracle(self.solver)
+            oracle = _WorkerOracles(get_oracle(self.solver), layout, self.n_jobs, n_workers,
+                                    int(solver_rng.integers(np.iinfo(np.int32).max)))
+            self.solver_stats_ = oracle.stats
         per_round = []
         progress = self._progress(rounds + 1)
         try:
             for t in range(rounds + 1):
-                samples = self._data_player(multiplicity, eta, noise_rng, solver_rng, session, oracle, layout)
+                samples = self._data_player(multiplicity, eta, noise_rng, oracle)
                 per_round.append(samples)
                 if progress is not None:
                     progress.update(1)
@@ -214,19 +292,14 @@ class _FTPLSynthesizer(BaseSynthesizer):
                 if t == rounds:
                     break
                 # Query player: exponential mechanism, score q(D) - q(D_t), sensitivity 1/n.
-                synthetic_answers = workload.answer_codes(samples)
-                error = true_answers - synthetic_answers
-                scores = np.concatenate([error, -error])
+                error = true_answers - workload.answer_codes(samples)
                 self.ledger_.charge("exponential_mechanism", round_rho)
-                chosen = exponential_mechanism(scores, eps0, 1.0 / n, query_rng)
+                chosen = worst_query_mechanism(error, eps0, 1.0 / n, query_rng)
                 multiplicity[int(chosen)] = multiplicity.get(int(chosen), 0) + 1
         finally:
             if progress is not None:
                 progress.close()
-            if session is not None:
-                session.close()
-            self.__dict__.pop("_token", None)
-            self.__dict__.pop("_worker_seed", None)
+            oracle.close()
 
         self.n_rounds_ = rounds
         self.query_history_ = np.array(sorted(multiplicity), dtype=np.intp)
@@ -279,8 +352,9 @@ class _FTPLSynthesizer(BaseSynthesizer):
         w = np.exp(log_w - log_w.max())
         return w / w.sum()
 
-    def _data_player(self, multiplicity, eta, noise_rng, solver_rng, session, oracle, layout):
+    def _data_player(self, multiplicity, eta, noise_rng, oracle):
         """``samples_per_round`` FTPL samples against the chosen queries (post-processing)."""
+        layout = self.workload_.layout_
         ids = np.fromiter(multiplicity, dtype=np.intp, count=len(multiplicity))
         weights = np.fromiter(multiplicity.values(), dtype=float, count=len(multiplicity))
         literals, negated = self.workload_.query_literals(ids)
@@ -295,21 +369,7 @@ class _FTPLSynthesizer(BaseSynthesizer):
             )
             for _ in range(self.samples_per_round)
         ]
-        if session is not None:
-            return np.array([session.solve(problem).record for problem in problems])
-        chunks = np.array_split(np.arange(len(problems)), self._n_workers())
-        results = Parallel(n_jobs=self.n_jobs)(
-            delayed(_solve_chunk)(oracle, layout, self._token, self._worker_seed,
-                                  [problems[i] for i in chunk])
-            for chunk in chunks
-            if len(chunk)
-        )
-        records = []
-        for chunk_results in results:
-            for result in chunk_results:
-                self.solver_stats_.record(result)
-                records.append(result.record)
-        return np.array(records)
+        return np.array(oracle.solve_all(problems))
 
     def _n_workers(self):
         if self.n_jobs is None:

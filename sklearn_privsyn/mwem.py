@@ -15,13 +15,13 @@ import numpy as np
 from ._base import BaseSynthesizer, allocate_counts
 from ._sklearn_private import Interval
 from .privacy import (
-    exponential_mechanism,
     exponential_mechanism_epsilon,
     exponential_mechanism_rho,
     gaussian_mechanism,
     gaussian_mechanism_rho,
     gaussian_sigma,
     split_budget,
+    worst_query_mechanism,
 )
 
 __all__ = ["MWEM", "mwem_default_rounds"]
@@ -210,9 +210,7 @@ class MWEM(BaseSynthesizer):
                 synthetic = self._answers(hist, marginal_index, Q)
                 error = true_answers - synthetic
                 self.ledger_.charge("exponential_mechanism", rho_sel)
-                chosen = exponential_mechanism(
-                    np.concatenate([error, -error]), eps_sel, 1.0 / n, rng
-                )
+                chosen = worst_query_mechanism(error, eps_sel, 1.0 / n, rng)
                 q = chosen % Q
                 self.ledger_.charge("gaussian_mechanism", rho_meas)
                 value = float(gaussian_mechanism([true_answers[q]], 1.0 / n, sigma, rng)[0])

@@ -24,6 +24,7 @@ from sklearn_privsyn.privacy import (
     gaussian_sigma,
     rho_to_epsilon,
     split_budget,
+    worst_query_mechanism,
 )
 
 ADULT_DELTA = 1 / 48842**2
@@ -395,6 +396,76 @@ def test_exponential_mechanism_rng_types():
 def test_exponential_mechanism_validation(scores, eps, sens, error, match):
     with pytest.raises(error, match=match):
         exponential_mechanism(scores, eps, sens, 0)
+
+
+# ---------------------------------------------------------------------------
+# worst_query_mechanism: the exponential mechanism over queries and negations
+# ---------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("errors, eps, sens", [
+    (np.array([0.0, 0.1, -0.2, 0.3, -0.05, 0.0, 0.25]), 4.0, 0.5),
+    (np.array([-0.4, 0.4, 0.39, -0.01]), 20.0, 0.5),
+])
+def test_worst_query_mechanism_matches_the_softmax_over_2q_scores(errors, eps, sens):
+    rng = np.random.default_rng(2024)
+    n_draws = 40_000
+    picks = [worst_query_mechanism(errors, eps, sens, rng) for _ in range(n_draws)]
+    counts = np.bincount(picks, minlength=2 * len(errors))
+    assert len(counts) == 2 * len(errors)
+    scores = np.concatenate([errors, -errors])
+
+    def pvalue(logits):
+        expected = n_draws * np.exp(logits - logits.max())
+        expected *= n_draws / expected.sum()
+        rare = expected < 5  # pooled: the chi-square needs no tiny expected counts
+        observed, expected = counts[~rare], expected[~rare]
+        if rare.any():
+            observed = np.append(observed, counts[rare].sum())
+            expected = np.append(expected, n_draws - expected.sum())
+        return stats.chisquare(observed, expected).pvalue
+
+    assert pvalue(eps * scores / (2 * sens)) > 1e-3
+    # power: the scores without the factor 1/2 are rejected
+    assert pvalue(eps * scores / sens) < 1e-10
+
+
+def test_worst_query_mechanism_agrees_with_the_gumbel_sampler():
+    # the two samplers of one distribution, on a workload-sized spread of errors
+    errors = np.random.default_rng(5).normal(0.0, 0.02, size=40)
+    eps, sens, n_draws = 1.0, 1e-2, 20_000
+    rng = np.random.default_rng(9)
+    ours = np.bincount([worst_query_mechanism(errors, eps, sens, rng) for _ in range(n_draws)],
+                       minlength=80)
+    gumbel = np.bincount([exponential_mechanism(np.concatenate([errors, -errors]), eps, sens, rng)
+                          for _ in range(n_draws)], minlength=80)
+    seen = (ours + gumbel) > 0
+    assert stats.chi2_contingency(np.array([ours[seen], gumbel[seen]])).pvalue > 1e-3
+
+
+def test_worst_query_mechanism_extreme_scales_pick_the_largest_error_with_its_sign():
+    errors = np.array([0.3, -0.9, 0.5, 0.0])
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        for seed in range(10):
+            assert worst_query_mechanism(errors, 1e6, 1e-3, seed) == 4 + 1  # negation of query 1
+            # eps / (2 sens) overflows to inf
+            assert worst_query_mechanism(errors, 1e300, 1e-300, seed) == 5
+            assert worst_query_mechanism(-errors, 1e300, 1e-300, seed) == 1
+        # all errors zero at an infinite scale: every candidate is a maximum
+        picks = {worst_query_mechanism(np.zeros(3), 1e300, 1e-300, seed) for seed in range(200)}
+        assert picks == set(range(6))
+
+
+@pytest.mark.parametrize("errors, eps, sens, match", [
+    ([0.0, np.nan], 1.0, 1.0, "errors must be finite"),
+    ([], 1.0, 1.0, "non-empty 1-d"),
+    ([0.1], 0.0, 1.0, "epsilon must be > 0"),
+    ([0.1], 1.0, -1.0, "sensitivity must be > 0"),
+])
+def test_worst_query_mechanism_validation(errors, eps, sens, match):
+    with pytest.raises(ValueError, match=match):
+        worst_query_mechanism(errors, eps, sens, 0)
 
 
 # ---------------------------------------------------------------------------

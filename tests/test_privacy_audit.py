@@ -54,6 +54,7 @@ from sklearn_privsyn.privacy import (
     exponential_mechanism,
     gaussian_mechanism,
     rho_to_epsilon,
+    worst_query_mechanism,
 )
 
 # ---------------------------------------------------------------------- helpers
@@ -169,6 +170,11 @@ def _em_rho(epsilon):
 # Every function through which a fit may turn private data into a random output.
 MECHANISMS = {
     exponential_mechanism: Mechanism(
+        "exponential_mechanism", runs=lambda a, est, n: 1,
+        rho=lambda a, est, n: _em_rho(a[1]),
+        private=lambda a: a[0], bound=lambda a, n: a[2], norm=np.inf),
+    # the same mechanism over Q queries and their negations (scores +-errors)
+    worst_query_mechanism: Mechanism(
         "exponential_mechanism", runs=lambda a, est, n: 1,
         rho=lambda a, est, n: _em_rho(a[1]),
         private=lambda a: a[0], bound=lambda a, n: a[2], norm=np.inf),
@@ -355,8 +361,8 @@ def test_ledger_audit_catches_an_understated_sensitivity(monkeypatch):
     # the estimator tells the mechanism half the true sensitivity of its scores
     import sklearn_privsyn.privacy as privacy_module
 
-    monkeypatch.setattr(fem_module, "exponential_mechanism",
-                        lambda *a: understated_sensitivity(2, privacy_module.exponential_mechanism)(*a))
+    monkeypatch.setattr(fem_module, "worst_query_mechanism",
+                        lambda *a: understated_sensitivity(2, privacy_module.worst_query_mechanism)(*a))
     _, _, worst, _ = audit_ledger(ESTIMATORS["FEM"], monkeypatch)
     assert worst == pytest.approx(2.0)
 
@@ -547,7 +553,7 @@ def _fem_audit():
     epsilon = rho_to_epsilon(CLAIM**2 / 8, 1 / N_AUDIT**2, method="classic")
     est = FEM(epsilon=epsilon, workload=workload, rounds=1, samples_per_round=1,
               noise_scale=1e-9, solver="brute", conversion="classic")
-    return dict(est=est, D=D, D2=D2, more="D", broken=(fem_module, "exponential_mechanism"),
+    return dict(est=est, D=D, D2=D2, more="D", broken=(fem_module, "worst_query_mechanism"),
                 event=lambda e: bool(_favours_zero(e.workload_, e.query_history_).all()),
                 p_broken=(1 / 4, 1 / (1 + math.exp(2 * CLAIM)) / 2))
 
@@ -577,7 +583,7 @@ def _mwem_audit():
         literals, _ = e.workload_.query_literals([int(e.measurements_[0, 0])])
         return bool(e.workload_.layout_.attribute_of[literals[0][0]] == 0)
 
-    return dict(est=est, D=D, D2=D2, more="D2", broken=(mwem_module, "exponential_mechanism"),
+    return dict(est=est, D=D, D2=D2, more="D2", broken=(mwem_module, "worst_query_mechanism"),
                 event=in_column_a, p_broken=(1 / 2, 1 / (1 + math.cosh(2 * CLAIM))))
 
 
@@ -658,52 +664,7 @@ def noise_scaled_down(factor, mechanism=gaussian_mechanism):
 # before any projection, and the selection design needs its answers pinned. The
 # full audit runs the real projection in the measure-all design.
 #
-#   ======================  ============  ================  =========
-#   alpha, power            measure-all   rounds, measure   selection
-#   ======================  ============  ================  =========
-#   0.01 / 0.2, 0.9         264 trials    264               168
-#   5e-4, 0.999 (full)      702           702               1123
-#   ======================  ============  ================  =========
-
-GAUSSIAN_RHO = 2.0
-GAUSSIAN_T = -0.9
-
-
-def _gaussian_claim(est):
-    *_, entry = [e for e in est.ledger_.entries if e.mechanism == "gaussian_mechanism"]
-    return math.sqrt(2 * entry.rho)
-
-
-def _adaptive_gaussian_audit(rounds):
-    D, D2, workload = _binary_frames()
-    # the measured step gets the share (1 - selection_share) / rounds of rho (less
-    # the package's 1e-9 margin)
-    share = 1.0 if rounds == 1 else 0.5 / rounds
-    epsilon = rho_to_epsilon(GAUSSIAN_RHO / share, 1 / N_AUDIT**2, method="cks")
-    est = AdaptiveProjection(epsilon=epsilon, workload=workload,
-                             rounds=rounds, selection_share=0.5, max_iter=10, solver="brute")
-    mu = math.sqrt(2 * GAUSSIAN_RHO)
-    return dict(est=est, D=D, D2=D2, more="D2", bound=gaussian_mu_lower_bound, max_alpha=0.01,
-                claim=mu, claim_of=_gaussian_claim, stub="reduced" if rounds == 1 else "always",
-                broken=(adaptive_module, "gaussian_mechanism", noise_scaled_down(math.sqrt(2))),
-                event=lambda e: e.measurements_[1] - e.measurements_[0] > GAUSSIAN_T,
-                p_broken=(stats.norm.cdf(mu / math.sqrt(2)), stats.norm.cdf(-mu / math.sqrt(2))))
-
-
-def _adaptive_selection_audit():
-    design = _mwem_audit()
-    # one selection of epsilon x = sqrt(8 rho / 4) in 2 rounds at selection share 1/2
-    epsilon = rho_to_epsilon(4 * CLAIM**2 / 8, 1 / N_AUDIT**2, method="cks")
-    est = AdaptiveProjection(epsilon=epsilon, workload=design["est"].workload, rounds=2,
-                             selection_share=0.5, max_iter=10, solver="brute")
-
-    def measures_column_a(e):
-        return e.workload_.marginals_[e.measured_marginals_[0]] == ("a",)
-
-    return dict(design, est=est, event=measures_column_a, stub="always",
-                broken=(adaptive_module, "exponential_mechanism"),
-                p_broken=(1 / 2, 1 / (1 + math.exp(2 * CLAIM))))
-
+#   ======================  ============  ================  ==
 
 END_TO_END = {
     "FEM": _fem_audit,

@@ -15,10 +15,15 @@ from ._base import STATUSES, OneHotLayout, OracleProblem, OracleResult, SolverSt
 class BaseSession:
     """Runs ``self._solve`` and turns any fault into the data-independent fallback.
 
-    ``_solve(problem, deadline)`` returns ``(record, status, bound)``. The record
+    ``_solve(problem, t0)`` returns ``(record, status, bound)``. The record
     is checked and its objective recomputed here, so a back-end can never
-    report a wrong value or an invalid record.
+    report a wrong value or an invalid record. :meth:`solve` is the one code
+    path every session's calls go through, built-in or foreign
+    (:class:`GuardedSession`).
     """
+
+    #: statuses a back-end may report; anything else counts as a fault
+    _statuses = ("optimal", "time_limit", "heuristic")
 
     def __init__(self, oracle, layout, random_state):
         if not isinstance(layout, OneHotLayout):
@@ -50,8 +55,11 @@ class BaseSession:
         try:
             record, status, bound = self._solve(problem, t0)
             record = self.layout.check_records(np.asarray(record).reshape(1, -1))[0]
-            if status not in ("optimal", "time_limit", "heuristic"):
+            if status not in self._statuses:
                 raise RuntimeError(f"back-end returned status {status!r}")
+            bound = float(bound)
+            if bound != bound:  # NaN: no usable bound
+                bound = float("inf")
         except Exception as exc:  # noqa: BLE001 - any solver fault -> fallback
             self.stats.n_errors += 1
             self.stats.last_error = f"{type(exc).__name__}: {exc}"
@@ -65,9 +73,12 @@ class BaseSession:
             self._after_failure()
             record, status, bound = problem.fallback_record(), "fallback", float("inf")
         value = float(problem.objective(record)[0])
-        result = OracleResult(record, value, status, float(bound), time.perf_counter() - t0)
+        result = OracleResult(record, value, status, bound, time.perf_counter() - t0)
         self.stats.record(result)
         return result
+
+    def _solve(self, problem, t0):  # pragma: no cover - abstract
+        raise NotImplementedError
 
     def _after_failure(self):
         """Hook: reset state after a fault (e.g. rebuild the model next call)."""
@@ -83,7 +94,7 @@ class BaseSession:
         return False
 
 
-class GuardedSession:
+class GuardedSession(BaseSession):
     """Gives a foreign session (a user's oracle) the failure semantics of :class:`BaseSession`.
 
     Whatever the wrapped session does (raise, return a record outside the
@@ -94,33 +105,20 @@ class GuardedSession:
     problem still raises.
     """
 
-    def __init__(self, session, layout):
-        self.session = session
-        self.layout = layout
-        self.stats = SolverStats()
-        self.closed = False
+    _statuses = STATUSES
 
-    def solve(self, problem: OracleProblem) -> OracleResult:
+    def __init__(self, session, layout, oracle=None):
+        super().__init__(oracle, layout, None)
+        self.session = session
+        self.warn_on_fault = False
+
+    def _check_problem(self, problem):
         if not isinstance(problem, OracleProblem) or problem.layout != self.layout:
             raise ValueError("problem must be an OracleProblem on the session's layout.")
-        t0 = time.perf_counter()
-        try:
-            result = self.session.solve(problem)
-            record = self.layout.check_records(np.asarray(result.record).reshape(1, -1))[0]
-            status = result.status
-            if status not in STATUSES:
-                raise RuntimeError(f"oracle session returned status {status!r}")
-            bound = float(getattr(result, "bound", float("inf")))
-            if bound != bound:  # NaN
-                bound = float("inf")
-        except Exception as exc:  # noqa: BLE001 - a foreign fault must not escape
-            self.stats.n_errors += 1
-            self.stats.last_error = f"{type(exc).__name__}: {exc}"
-            record, status, bound = problem.fallback_record(), "fallback", float("inf")
-        value = float(problem.objective(record)[0])
-        result = OracleResult(record, value, status, bound, time.perf_counter() - t0)
-        self.stats.record(result)
-        return result
+
+    def _solve(self, problem, t0):
+        result = self.session.solve(problem)
+        return result.record, result.status, getattr(result, "bound", float("inf"))
 
     def close(self):
         if not self.closed:
@@ -144,4 +142,4 @@ def open_session(oracle, layout, random_state):
     if isinstance(session, BaseSession) and type(session).solve is BaseSession.solve:
         session.warn_on_fault = False
         return session
-    return GuardedSession(session, layout)
+    return GuardedSession(session, layout, oracle)
