@@ -52,6 +52,8 @@ def main(argv=None):
                         help="FEM: multiples of 0.16 sqrt(T); sepFEM: multiples of b*")
     parser.add_argument("--samples", type=int, nargs="+", default=[50])
     parser.add_argument("--measure", type=float, nargs="+", default=[0.0])
+    parser.add_argument("--solver", nargs="+", default=[None],
+                        help="oracles to compare (default: the estimator's)")
     parser.add_argument("--seeds", type=int, nargs="+", default=[0])
     parser.add_argument("--n-jobs", type=int, default=None)
     args = parser.parse_args(argv)
@@ -63,15 +65,17 @@ def main(argv=None):
         X = latent_class_table(domain, 48842, random_state=1000 + seed)
         n = len(X)
         workload = paper_workload(n, domain=domain).fit(X)
-        for eps, scale, keep, noise, rule, samples, measure in itertools.product(
+        for eps, scale, keep, noise, rule, samples, measure, solver in itertools.product(
             args.eps, args.rounds_scale, args.keep, args.noise, args.rule_scale, args.samples,
-            args.measure
+            args.measure, args.solver
         ):
             rho = epsilon_to_rho(eps, 1 / n**2) * (1 - measure)
             rounds = default_rounds(n, rho, 2 * workload.n_queries_, scale=scale)
             est = cls(epsilon=eps, workload=workload, rounds=rounds, keep=keep,
                       samples_per_round=samples, measure_share=measure,
                       n_jobs=args.n_jobs, random_state=seed)
+            if solver is not None:
+                est.set_params(solver=solver)
             if noise is not None:
                 est.set_params(noise_scale=noise * np.sqrt(rounds))
             elif rule is not None:
@@ -79,11 +83,11 @@ def main(argv=None):
             figures = fit_and_measure(est, X)
             row = dict(algorithm=args.algorithm, seed=seed, eps=eps, scale=scale, rounds=rounds,
                        keep=keep, noise=noise, rule=rule, noise_scale=round(est.noise_scale_, 3),
-                       s=samples, measure=measure, **figures)
+                       s=samples, measure=measure, solver=est.solver, **figures)
             rows.append(row)
             print(" ".join(f"{k}={v:.4g}" if isinstance(v, float) else f"{k}={v}"
                            for k, v in row.items()), flush=True)
-    by = ["algorithm", "eps", "scale", "keep", "noise", "rule", "s", "measure"]
+    by = ["algorithm", "eps", "scale", "keep", "noise", "rule", "s", "measure", "solver"]
     for line in summary_lines(rows, by):
         print(line)
 

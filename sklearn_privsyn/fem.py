@@ -420,7 +420,8 @@ class FEM(_FTPLSynthesizer):
     n_jobs : int, default=None
         Parallel oracle calls within a round, through joblib (so a Dask or Ray
         joblib backend can carry them). Each worker keeps its own oracle
-        session between rounds. With an exact solver the output does not
+        session between rounds; sessions are never shared between threads,
+        so concurrent fits in one process are safe. With an exact solver the output does not
         depend on ``n_jobs``; with ``solver="heuristic"`` it may, since the
         local search starts from the records its session has seen.
     random_state : int, RandomState instance or None, default=None

@@ -151,6 +151,7 @@ class HighsSession(BaseSession):
         self.inf = inf
         self.col_of = {}       # query id -> column of c_i
         self.sig_of = {}       # query id -> (literal tuple, negated)
+        self.raw_of = {}       # query id -> (literal row bytes, negated): the quick check
         self.n_cols = d
 
     def _add_queries(self, problem, new):
@@ -177,6 +178,7 @@ class HighsSession(BaseSession):
             qid = int(problem.query_ids[i])
             self.col_of[qid] = col
             self.sig_of[qid] = (tuple(lits.tolist()), bool(problem.negated[i]))
+            self.raw_of[qid] = (problem.literals[i].tobytes(), bool(problem.negated[i]))
             if problem.negated[i]:
                 # c + sum x_j <= k
                 row_starts.append(len(index))
@@ -212,6 +214,8 @@ class HighsSession(BaseSession):
             known = self.sig_of.get(qid)
             if known is None:
                 continue
+            if self.raw_of[qid] == (problem.literals[i].tobytes(), bool(problem.negated[i])):
+                continue  # the very row first seen: no need to canonicalise
             lits = problem.literals[i]
             sig = (tuple(np.unique(lits[lits >= 0]).tolist()), bool(problem.negated[i]))
             if sig != known:
