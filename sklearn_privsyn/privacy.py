@@ -445,6 +445,20 @@ def exponential_mechanism_epsilon(rho):
     return epsilon
 
 
+def _check_mechanism(scores, name, epsilon, sensitivity, rng):
+    """Validated arguments of an exponential mechanism: 1-d finite scores, parameters, rng."""
+    epsilon = _check_real(epsilon, "epsilon", low=0.0, low_inclusive=False)
+    sensitivity = _check_real(sensitivity, "sensitivity", low=0.0, low_inclusive=False)
+    rng = make_generator(rng, "rng")
+    scores = np.asarray(scores, dtype=float)
+    if scores.ndim != 1 or scores.size == 0:
+        raise ValueError(f"{name} must be a non-empty 1-d array, got shape {scores.shape}.")
+    if not np.all(np.isfinite(scores)):
+        bad = int(np.flatnonzero(~np.isfinite(scores))[0])
+        raise ValueError(f"{name} must be finite; {name}[{bad}] = {scores[bad]!r}.")
+    return scores, epsilon, sensitivity, rng
+
+
 def exponential_mechanism(scores, epsilon, sensitivity, rng):
     """Draw an index with probability proportional to ``exp(eps * score / (2 Delta))``.
 
@@ -479,20 +493,8 @@ def exponential_mechanism(scores, epsilon, sensitivity, rng):
     >>> exponential_mechanism([0.1, 0.9, 0.2], epsilon=1e3, sensitivity=0.01, rng=0)
     1
     """
-    epsilon = _check_real(epsilon, "epsilon", low=0.0, low_inclusive=False)
-    sensitivity = _check_real(sensitivity, "sensitivity", low=0.0,
-                              low_inclusive=False)
-    rng = make_generator(rng, "rng")
-    scores = np.asarray(scores, dtype=float)
-    if scores.ndim != 1 or scores.size == 0:
-        raise ValueError(
-            f"scores must be a non-empty 1-d array, got shape {scores.shape}."
-        )
-    if not np.all(np.isfinite(scores)):
-        bad = int(np.flatnonzero(~np.isfinite(scores))[0])
-        raise ValueError(
-            f"scores must be finite; scores[{bad}] = {scores[bad]!r}."
-        )
+    scores, epsilon, sensitivity, rng = _check_mechanism(scores, "scores", epsilon,
+                                                         sensitivity, rng)
     scale = epsilon / (2.0 * sensitivity)  # may be inf for extreme inputs
     # In place: workloads reach tens of millions of candidates, so the logits
     # and the noise are the only temporaries (16 bytes a candidate).
@@ -531,7 +533,9 @@ def worst_query_mechanism(errors, epsilon, sensitivity, rng):
         Privacy parameter, ``> 0`` and finite.
     sensitivity : float
         Sensitivity of the errors, ``> 0`` and finite.
-    rng : numpy.random.Generator, int or None
+    rng : numpy.random.Generator, RandomState, int or None
+        Source of randomness, normalised by the package's one rule
+        (:func:`sklearn_privsyn._random.make_generator`).
 
     Returns
     -------
@@ -544,14 +548,8 @@ def worst_query_mechanism(errors, epsilon, sensitivity, rng):
     >>> worst_query_mechanism([0.0, -0.4, 0.1], epsilon=1e3, sensitivity=0.01, rng=0)
     4
     """
-    epsilon = _check_real(epsilon, "epsilon", low=0.0, low_inclusive=False)
-    sensitivity = _check_real(sensitivity, "sensitivity", low=0.0, low_inclusive=False)
-    rng = _check_rng(rng)
-    errors = np.asarray(errors, dtype=float)
-    if errors.ndim != 1 or errors.size == 0:
-        raise ValueError(f"errors must be a non-empty 1-d array, got shape {errors.shape}.")
-    if not np.all(np.isfinite(errors)):
-        raise ValueError("errors must be finite.")
+    errors, epsilon, sensitivity, rng = _check_mechanism(errors, "errors", epsilon,
+                                                         sensitivity, rng)
     n_queries = errors.size
     scale = epsilon / (2.0 * sensitivity)
     size = np.abs(errors)
