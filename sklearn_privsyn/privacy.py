@@ -560,18 +560,20 @@ def worst_query_mechanism(errors, epsilon, sensitivity, rng):
             weights = (gap == 0.0).astype(float)
             p_positive = np.where(errors > 0, 1.0, np.where(errors < 0, 0.0, 0.5))
         else:
-            # log(exp(s e) + exp(-s e)) - s max|e| = s (|e| - max|e|) + log1p(exp(-2 s |e|))
-            logits = gap * scale
-            twice = 2.0 * scale * size
-            logits += np.log1p(np.exp(-twice))
-            weights = np.exp(logits - logits.max())
+            # (exp(s e) + exp(-s e)) / exp(s max|e|) = exp(s (|e| - max|e|)) (1 + exp(-2 s |e|)),
+            # between 1 and 2 at the largest |e|: nothing overflows
+            gap *= scale
+            weights = np.exp(gap, out=gap)
+            size *= -scale  # then doubled: -2 * scale alone may overflow, and 0 * inf is nan
+            size *= 2.0
+            weights *= 1.0 + np.exp(size, out=size)
             p_positive = None
     cumulative = np.cumsum(weights)
     query = int(np.searchsorted(cumulative, rng.random() * cumulative[-1], side="right"))
     query = min(query, n_queries - 1)
     if p_positive is None:
         with np.errstate(over="ignore"):
-            positive = 1.0 / (1.0 + math.exp(min(-2.0 * scale * errors[query], 700.0)))
+            positive = 1.0 / (1.0 + math.exp(min(-scale * errors[query] * 2.0, 700.0)))
     else:
         positive = p_positive[query]
     return query if rng.random() < positive else n_queries + query
