@@ -529,13 +529,8 @@ def worst_query_mechanism(errors, epsilon, sensitivity, rng):
     ----------
     errors : array-like of shape (Q,)
         Finite score of each query.
-    epsilon : float
-        Privacy parameter, ``> 0`` and finite.
-    sensitivity : float
-        Sensitivity of the errors, ``> 0`` and finite.
-    rng : numpy.random.Generator, RandomState, int or None
-        Source of randomness, normalised by the package's one rule
-        (:func:`sklearn_privsyn._random.make_generator`).
+    epsilon, sensitivity, rng
+        As in :func:`exponential_mechanism` (``sensitivity`` bounds each error's change).
 
     Returns
     -------
