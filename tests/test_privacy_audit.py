@@ -664,7 +664,52 @@ def noise_scaled_down(factor, mechanism=gaussian_mechanism):
 # before any projection, and the selection design needs its answers pinned. The
 # full audit runs the real projection in the measure-all design.
 #
-#   ======================  ============  ================  ==
+#   ======================  ============  ================  =========
+#   alpha, power            measure-all   rounds, measure   selection
+#   ======================  ============  ================  =========
+#   0.01 / 0.2, 0.9         264 trials    264               168
+#   5e-4, 0.999 (full)      702           702               1123
+#   ======================  ============  ================  =========
+
+GAUSSIAN_RHO = 2.0
+GAUSSIAN_T = -0.9
+
+
+def _gaussian_claim(est):
+    *_, entry = [e for e in est.ledger_.entries if e.mechanism == "gaussian_mechanism"]
+    return math.sqrt(2 * entry.rho)
+
+
+def _adaptive_gaussian_audit(rounds):
+    D, D2, workload = _binary_frames()
+    # the measured step gets the share (1 - selection_share) / rounds of rho (less
+    # the package's 1e-9 margin)
+    share = 1.0 if rounds == 1 else 0.5 / rounds
+    epsilon = rho_to_epsilon(GAUSSIAN_RHO / share, 1 / N_AUDIT**2, method="cks")
+    est = AdaptiveProjection(epsilon=epsilon, workload=workload,
+                             rounds=rounds, selection_share=0.5, max_iter=10, solver="brute")
+    mu = math.sqrt(2 * GAUSSIAN_RHO)
+    return dict(est=est, D=D, D2=D2, more="D2", bound=gaussian_mu_lower_bound, max_alpha=0.01,
+                claim=mu, claim_of=_gaussian_claim, stub="reduced" if rounds == 1 else "always",
+                broken=(adaptive_module, "gaussian_mechanism", noise_scaled_down(math.sqrt(2))),
+                event=lambda e: e.measurements_[1] - e.measurements_[0] > GAUSSIAN_T,
+                p_broken=(stats.norm.cdf(mu / math.sqrt(2)), stats.norm.cdf(-mu / math.sqrt(2))))
+
+
+def _adaptive_selection_audit():
+    design = _mwem_audit()
+    # one selection of epsilon x = sqrt(8 rho / 4) in 2 rounds at selection share 1/2
+    epsilon = rho_to_epsilon(4 * CLAIM**2 / 8, 1 / N_AUDIT**2, method="cks")
+    est = AdaptiveProjection(epsilon=epsilon, workload=design["est"].workload, rounds=2,
+                             selection_share=0.5, max_iter=10, solver="brute")
+
+    def measures_column_a(e):
+        return e.workload_.marginals_[e.measured_marginals_[0]] == ("a",)
+
+    return dict(design, est=est, event=measures_column_a, stub="always",
+                broken=(adaptive_module, "exponential_mechanism"),
+                p_broken=(1 / 2, 1 / (1 + math.exp(2 * CLAIM))))
+
 
 END_TO_END = {
     "FEM": _fem_audit,
