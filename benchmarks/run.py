@@ -29,10 +29,14 @@ several settings.
 ``NAME-domain.json`` in the shared datasets folder (``adult``, ``titanic``;
 ``--data-dir`` or ``PRIVSYN_SHARED_DATASETS``), ``bundled-adult`` (the raw
 Adult table shipped with the package, with its public domain), or
-``generated:SCHEMA:N[:C]`` (``N`` rows of ``datagen.latent_class_table`` on
-the domain of ``SCHEMA`` -- a dataset name or a path to a ``*-domain.json`` --
-restricted to its first ``C`` columns if given; the data seed is fixed, so
-every run sees the same table).
+``generated:SCHEMA:N[:C][:dominant[=SHARE]]`` (``N`` rows of
+``datagen.latent_class_table`` on the domain of ``SCHEMA`` -- a dataset name or
+a path to a ``*-domain.json`` -- restricted to its first ``C`` columns if
+given; ``dominant`` then gives every column (each with probability ``SHARE``)
+a value most rows share, ``datagen.with_dominant_values``). The table's seed
+is the grid key ``data_seed`` (``--data-seed``): 0 by default, so every run
+sees the same table, or ``"seed"``, the run's seed, so that each seed draws
+both a new table and a new fit.
 
 **Workload**: the paper's protocol: all k-way marginals with at most ``n``
 cells, ``n_marginals`` of them drawn with ``RandomState(workload_seed=0)``
@@ -44,6 +48,11 @@ cells, ``n_marginals`` of them drawn with ``RandomState(workload_seed=0)``
 **Summary**: the grid ends with one mean and sd line per setting
 (``protocol.summary_lines``) of the errors of the rows ``sample(n)`` returns
 (``sample_*``), those of the answers, and the fit's wall and CPU time.
+
+**Figures**: ``max_error``, ``mean_error`` and ``mean_tvd`` are those of the
+estimator's answers (a synthesizer's weighted records); the ``sample_*``
+columns are those of the rows ``sample(n)`` returns (``QUALITY_COLUMNS``);
+``fit_cpu_seconds`` is the fit's CPU time (user + sys of the run's process).
 
 **Isolation and memory**: by default each row runs in a fresh Python
 subprocess, which reports its own peak resident set size
@@ -113,7 +122,7 @@ COLUMNS = [
     "epsilon_spent", "seed", "max_error", "mean_error", "fit_seconds", "total_seconds",
     "peak_rss_mb", "base_rss_mb", "rounds", "oracle_calls", "oracle_seconds", "timeouts",
     "fallbacks", "status", "error", "started", "host", "marginals", "fit_rss_mb",
-    *QUALITY_COLUMNS, "order", "fit_cpu_seconds",
+    *QUALITY_COLUMNS, "order", "fit_cpu_seconds", "data_seed",
 ]
 
 #: name -> (module, attribute); modules starting with "." are in the package.
@@ -132,6 +141,8 @@ _KEY_FIELDS = ("algorithm", "estimator", "params", "dataset", "k", "n_marginals"
                "delta", "seed", "workload_seed")
 # Part of the key only for a shuffled order, so rows run before orders existed keep their ids.
 _ORDER_KEY_FIELDS = ("order", "order_seed")
+# Part of the key only when not 0, so rows run before data seeds existed keep their ids.
+_DATA_SEED_KEY = "data_seed"
 
 
 # ----------------------------------------------------------------------------- grid
@@ -155,6 +166,15 @@ def _algorithm_entry(entry, extra_params=None):
     return {"name": name, "label": entry.get("label", name), "params": params}
 
 
+def _data_seed_value(value, seed):
+    """The table's seed: an int, or ``"seed"`` for the run's own seed."""
+    if value == "seed":
+        return int(seed)
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise ValueError(f"data_seed must be an int or 'seed'; got {value!r}")
+    return value
+
+
 def _marginals_value(value):
     if value is None or value == "all":
         return None
@@ -170,7 +190,7 @@ def expand_grid(block, defaults=None, extra_params=None):
     block = {**(defaults or {}), **block}
     unknown = set(block) - {"algorithms", "datasets", "epsilon", "k", "n_marginals",
                             "seeds", "delta", "workload_seed", "data_dir", "params",
-                            "orders", "order_seed"}
+                            "orders", "order_seed", "data_seed"}
     if unknown:
         raise ValueError(f"unknown grid keys {sorted(unknown)}")
     params_by_name = {**(extra_params or {}), **block.get("params", {})}
@@ -201,6 +221,7 @@ def expand_grid(block, defaults=None, extra_params=None):
                 "workload_seed": int(block.get("workload_seed", 0)),
                 "order": str(order),
                 "order_seed": int(block.get("order_seed", 0)),
+                "data_seed": _data_seed_value(block.get("data_seed", 0), seed),
                 "data_dir": str(block.get("data_dir", DEFAULT_DATA_DIR)),
             }
             spec["run_id"] = run_id(spec)
@@ -217,6 +238,8 @@ def run_id(spec):
     key = {f: spec[f] for f in _KEY_FIELDS}
     if spec.get("order", "drawn") != "drawn":
         key.update({f: spec[f] for f in _ORDER_KEY_FIELDS})
+    if spec.get(_DATA_SEED_KEY, 0):
+        key[_DATA_SEED_KEY] = spec[_DATA_SEED_KEY]
     key["params"] = canonical_params(spec["params"])
     return hashlib.sha1(json.dumps(key, sort_keys=True).encode()).hexdigest()[:16]
 
@@ -249,8 +272,8 @@ def specs_from_config(config):
 # ----------------------------------------------------------------------------- one run
 
 
-def load_dataset(name, data_dir=DEFAULT_DATA_DIR):
-    """(DataFrame, domain or None, workload kwargs) for a dataset name."""
+def load_dataset(name, data_dir=DEFAULT_DATA_DIR, data_seed=0):
+    """(DataFrame, workload kwargs) for a dataset name; ``data_seed`` seeds generated tables."""
     from sklearn_privsyn.datasets import load_coded_csv
 
     data_dir = Path(data_dir)
@@ -259,12 +282,17 @@ def load_dataset(name, data_dir=DEFAULT_DATA_DIR):
 
         return load_adult(), adult_public_domain()
     if name.startswith("generated:"):
-        from datagen import latent_class_table, load_domain
+        from datagen import latent_class_table, load_domain, with_dominant_values
 
         parts = name.split(":")
+        dominant = None
+        if len(parts) > 3 and parts[-1].startswith("dominant"):
+            _, _, share = parts.pop().partition("=")
+            dominant = float(share) if share else 1.0
         if len(parts) not in (3, 4):
             raise ValueError(
-                f"generated dataset must be 'generated:SCHEMA:N[:COLUMNS]'; got {name!r}"
+                "generated dataset must be 'generated:SCHEMA:N[:COLUMNS][:dominant[=SHARE]]'; "
+                f"got {name!r}"
             )
         schema, n_rows = parts[1], int(parts[2])
         schema_path = Path(schema)
@@ -273,7 +301,11 @@ def load_dataset(name, data_dir=DEFAULT_DATA_DIR):
         domain = load_domain(schema_path)
         if len(parts) == 4:  # the first COLUMNS columns of the schema
             domain = dict(list(domain.items())[: int(parts[3])])
-        return latent_class_table(domain, n_rows, random_state=0), {"domain": domain}
+        frame = latent_class_table(domain, n_rows, random_state=data_seed)
+        if dominant is not None:  # its own stream, independent of the table's
+            frame = with_dominant_values(frame, domain, share=dominant,
+                                         random_state=[data_seed, 1])
+        return frame, {"domain": domain}
     frame, domain = load_coded_csv(data_dir / f"{name}.csv", data_dir / f"{name}-domain.json")
     return frame, {"domain": domain}
 
@@ -364,6 +396,7 @@ def _empty_row(spec):
                                      "n_marginals", "epsilon", "delta", "seed")})
     order = spec.get("order", "drawn")
     row["order"] = order if order == "drawn" else f"{order}:{spec['order_seed']}"
+    row["data_seed"] = spec.get("data_seed", 0)
     row["params"] = canonical_params(spec["params"])
     row["n_marginals"] = "all" if spec["n_marginals"] is None else spec["n_marginals"]
     row["started"] = datetime.datetime.now().isoformat(timespec="seconds")
@@ -380,7 +413,8 @@ def execute(spec, base_rss_mb=None):
     try:
         import numpy as np
 
-        frame, wl_kwargs = load_dataset(spec["dataset"], spec["data_dir"])
+        frame, wl_kwargs = load_dataset(spec["dataset"], spec["data_dir"],
+                                        spec.get("data_seed", 0))
         drawn = paper_workload(len(frame), k=spec["k"], n_marginals=spec["n_marginals"],
                                random_state=spec["workload_seed"], **wl_kwargs)
         workload = in_order(drawn, frame, spec.get("order", "drawn"),
@@ -623,6 +657,8 @@ def main(argv=None):
                         help="workload orders: the protocol's and/or shuffled")
     parser.add_argument("--order-seed", type=int, default=0, help="seed of the shuffled order")
     parser.add_argument("--delta", type=float, default=None, help="default 1/n^2")
+    parser.add_argument("--data-seed", default="0",
+                        help="seed of generated tables: an int, or 'seed' (the run's seed)")
     parser.add_argument("--params", nargs="*", metavar="NAME=JSON",
                         help="estimator keyword arguments per algorithm name")
     parser.add_argument("--data-dir", default=None)
@@ -648,7 +684,8 @@ def main(argv=None):
         block = {"algorithms": args.algorithms, "datasets": args.datasets,
                  "epsilon": args.epsilon, "k": args.k, "n_marginals": args.n_marginals,
                  "seeds": args.seeds, "delta": args.delta, "orders": args.orders,
-                 "order_seed": args.order_seed}
+                 "order_seed": args.order_seed,
+                 "data_seed": args.data_seed if args.data_seed == "seed" else int(args.data_seed)}
         if args.data_dir:
             block["data_dir"] = args.data_dir
         specs = expand_grid(block, extra_params=_parse_params(args.params))

@@ -418,3 +418,94 @@ def test_dqrs_against_dualquery_pairs_runs_by_seed_and_order():
     [line] = bench.dqrs_against_dualquery(rows)
     assert line == ("DQRS - DualQuery max error, eps=0.5: mean -0.0200 (sd 0.0400), "
                     "DQRS lower or equal in 2 of 3 paired runs")
+
+
+def test_small_tables_config_is_valid():
+    specs = run.specs_from_config(run.load_config(BENCH / "configs" / "small_tables.toml"))
+    assert len(specs) == 3 * 4 * 2 * 5
+    assert {s["algorithm"] for s in specs} == {"fem", "aim", "mst"}
+    assert {s["dataset"] for s in specs} == {
+        f"generated:adult:{n}{suffix}" for n in (1000, 7000) for suffix in ("", ":dominant")
+    }
+    assert {s["epsilon"] for s in specs} == {0.1, 1.0}
+    assert all(s["data_seed"] == s["seed"] for s in specs)  # a new table for every seed
+    assert {s["seed"] for s in specs} == set(range(5))
+    assert len({s["run_id"] for s in specs}) == len(specs)
+
+
+def test_generated_tables_take_a_data_seed_and_dominant_values(dataset):
+    default, _ = run.load_dataset(dataset)
+    pd.testing.assert_frame_equal(default, _tiny_frame())  # data seed 0: the table as before
+    other, _ = run.load_dataset(dataset, data_seed=3)
+    assert not other.equals(default)
+    dominant, kwargs = run.load_dataset(f"{dataset}:dominant", data_seed=3)
+    assert kwargs == {"domain": DOMAIN}
+    for name in DOMAIN:  # each column's dominant value holds U(0.5, 0.97) of the rows
+        assert dominant[name].value_counts(normalize=True).iloc[0] > 0.4
+    assert dominant.equals(run.load_dataset(f"{dataset}:dominant", data_seed=3)[0])
+    untouched, _ = run.load_dataset(f"{dataset}:dominant=0", data_seed=3)
+    pd.testing.assert_frame_equal(untouched, other)
+    with pytest.raises(ValueError, match="generated:SCHEMA:N"):
+        run.load_dataset(f"{dataset}:4:5")
+
+
+def test_data_seed_follows_the_run_seed_and_keeps_old_run_ids(dataset):
+    specs = _grid(dataset, ["zeros"], seeds=[0, 2], data_seed="seed")
+    assert [s["data_seed"] for s in specs] == [0, 2]
+    legacy = {k: v for k, v in specs[0].items() if k != "data_seed"}
+    assert run.run_id(legacy) == specs[0]["run_id"]  # rows written before data seeds
+    fixed = _grid(dataset, ["zeros"], seeds=[2])[0]
+    assert fixed["data_seed"] == 0 and fixed["run_id"] != specs[1]["run_id"]
+    with pytest.raises(ValueError, match="data_seed"):
+        _grid(dataset, ["zeros"], data_seed="run")
+
+
+def test_a_seeded_dominant_table_is_measured_on_its_records_and_on_sample_rows(dataset):
+    from sklearn_privsyn import FEM
+    from sklearn_privsyn.metrics import workload_error
+
+    # 401 rows: the weights times n are not whole, so sampling rounds some of them
+    name = dataset.replace(f":{N_ROWS}", ":401:dominant")
+    spec = _grid(name, [{"name": "fem", "params": FEM_FAST}], seeds=[4], data_seed="seed")[0]
+    row = run.execute(spec)
+    assert row["status"] == "ok", row["error"]
+    assert row["data_seed"] == 4 and row["fit_cpu_seconds"] > 0
+
+    frame, kwargs = run.load_dataset(name, data_seed=4)
+    workload = QueryWorkload(k=2, n_marginals=4, max_cells=401, random_state=0,
+                             **kwargs).fit(frame)
+    fem = FEM(epsilon=1.0, workload=workload, random_state=4, **FEM_FAST).fit(frame)
+    sampled = workload_error(workload, frame, fem.sample(401))
+    assert row["sample_max_error"] == pytest.approx(sampled.max_error)
+    assert row["sample_mean_error"] == pytest.approx(sampled.mean_error)
+    assert row["sample_mean_tvd"] == pytest.approx(sampled.per_marginal_tvd.mean())
+    weighted = workload_error(workload, frame, fem.records_, synthetic_weights=fem.weights_)
+    assert row["mean_error"] == pytest.approx(weighted.mean_error)
+    assert row["mean_error"] != pytest.approx(sampled.mean_error)
+
+
+def test_small_tables_verdict_needs_every_seed_and_the_better_reference(tmp_path):
+    small = _load("privsyn_bench_small_tables", "small_tables.py")
+    out = tmp_path / "runs.csv"
+    base = {c: "" for c in run.COLUMNS}
+    errors = {"fem": [0.2, 0.4], "aim": [0.1, 0.3], "ap": [0.15, 0.2], "bad": [0.3, 0.3],
+              "slow": [0.01, None]}
+    for algorithm, values in errors.items():
+        for seed, err in enumerate(values):
+            run.append_row(out, {**base, "run_id": f"{algorithm}{seed}", "algorithm": algorithm,
+                                 "dataset": "g", "epsilon": 1.0, "seed": seed,
+                                 "max_error": err, "mean_error": err, "mean_tvd": err,
+                                 "status": "ok" if err is not None else "timeout"})
+    stats = small.setting_stats(plots.load_runs(out), n_seeds=2)
+    by_algorithm = stats.set_index("algorithm")
+    assert by_algorithm.loc["aim", "max_error"] == pytest.approx(0.2)
+    assert by_algorithm.loc["aim", "max_error_sd"] == pytest.approx(math.sqrt(0.02))
+    assert not by_algorithm.loc["slow", "complete"]
+    assert by_algorithm.drop(index="slow")["complete"].all()
+    table = small.verdicts(stats, ["ap", "bad", "slow"]).set_index("candidate")
+    assert table.loc["ap", "best_max_error"] == pytest.approx(0.2)
+    assert table.loc["ap", "best_max_error_by"] == "aim"
+    assert table.loc["ap", "max_error_ok"] == "yes"  # 0.175 against AIM's 0.2
+    assert table.loc["bad", "max_error_ok"] == "no"  # 0.3: worse than both
+    assert table.loc["slow", "max_error_ok"] == "-"  # a time-out leaves it incomplete
+    assert "1 / 1 (timeout)" in small.stats_markdown(stats)
