@@ -44,6 +44,14 @@ All-zeros (``ZeroBaseline``)
 ----------------------------
 Answers every query with 0 and spends nothing: its max error is the largest
 cell of the workload, the floor any useful method must beat.
+
+Resample of the real rows (``ResampleBaseline``, **not private**)
+----------------------------------------------------------------
+``n`` rows drawn with replacement from the real table, answered like the
+rows a synthesizer's ``sample(n)`` returns: the error that drawing ``n`` rows
+alone costs, even from a perfect model of the data. A reference from the
+other side (nothing private can be expected to beat it), with no privacy at
+all: ``epsilon_`` is infinite and no ledger is kept.
 """
 
 from __future__ import annotations
@@ -224,4 +232,45 @@ class ZeroBaseline(BaseEstimator):
         self.ledger_ = PrivacyLedger(0.0)
         self.rho_ = 0.0
         self.epsilon_ = 0.0
+        return self
+
+
+class ResampleBaseline(BaseEstimator):
+    """Answers of ``n`` real rows drawn with replacement: not private, a reference only.
+
+    Parameters
+    ----------
+    epsilon : float, default=1.0
+        Ignored (kept so the grid can pass it); nothing here is private.
+    delta : float, default=None
+        Recorded as ``delta_`` (``1 / n**2`` when None).
+    workload : QueryWorkload, default=None
+        Cloned and fitted on ``X``.
+    random_state : int or None, default=None
+        Seeds the draw (``numpy.random.default_rng``).
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> from sklearn_privsyn.workload import QueryWorkload
+    >>> X = pd.DataFrame({"a": [0, 0, 0, 0]})
+    >>> base = ResampleBaseline(workload=QueryWorkload(domain={"a": 2}, k=1)).fit(X)
+    >>> base.answers_.tolist(), base.epsilon_
+    ([1.0, 0.0], inf)
+    """
+
+    def __init__(self, *, epsilon=1.0, delta=None, workload=None, random_state=None):
+        self.epsilon = epsilon
+        self.delta = delta
+        self.workload = workload
+        self.random_state = random_state
+
+    def fit(self, X, y=None):
+        workload = _fit_workload(self.workload, X)
+        n = len(X)
+        rows = np.random.default_rng(self.random_state).integers(n, size=n)
+        self.workload_ = workload
+        self.answers_ = workload.answer(X.iloc[rows])
+        self.delta_ = float(self.delta if self.delta is not None else 1.0 / n**2)
+        self.epsilon_ = math.inf
         return self

@@ -19,7 +19,9 @@ Usage::
 **Algorithms** (``--algorithms``; in a config, a name or a table
 ``{name=..., label=..., params={...}}``): ``fem``, ``sepfem``, ``dualquery``,
 ``dqrs``, ``mwem`` (the package's estimators), ``hdmm`` (the authors'
-HDMM-style baseline), ``zeros`` (all-zeros answers), and the optional peers
+HDMM-style baseline), ``zeros`` (all-zeros answers), ``resample`` (``n``
+real rows drawn with replacement: not private, the cost of drawing ``n`` rows
+alone), and the optional peers
 ``mst``, ``aim``, ``snmwem`` (smartnoise-synth; "not installed" rows when it is
 absent). Params are keyword arguments of the estimator; ``label`` (default:
 the name) is the ``algorithm`` column, so one estimator can appear with
@@ -131,6 +133,7 @@ ALGORITHMS = {
     **{name: (f"sklearn_privsyn.{module}", cls) for name, (module, cls) in CLI_ALGORITHMS.items()},
     "hdmm": ("baselines", "HDMMBaseline"),
     "zeros": ("baselines", "ZeroBaseline"),
+    "resample": ("baselines", "ResampleBaseline"),
     "mst": ("peers", "SmartNoisePeer"),
     "aim": ("peers", "SmartNoisePeer"),
     "snmwem": ("peers", "SmartNoisePeer"),
