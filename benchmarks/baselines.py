@@ -270,7 +270,8 @@ class ResampleBaseline(BaseEstimator):
         n = len(X)
         rows = np.random.default_rng(self.random_state).integers(n, size=n)
         self.workload_ = workload
-        self.answers_ = workload.answer(X.iloc[rows])
+        self.sample_ = X.iloc[rows]  # real rows: the runner measures them like sample(n)
+        self.answers_ = workload.answer(self.sample_)
         self.delta_ = float(self.delta if self.delta is not None else 1.0 / n**2)
         self.epsilon_ = math.inf
         return self

@@ -6,7 +6,7 @@ value per column, eps 0.1 and 1, 5 seeds) and prints two markdown tables:
 
 * per setting (dataset, epsilon) and algorithm, the mean (sd) over seeds of
   max error, mean error and mean per-marginal TVD of the rows ``sample(n)``
-  returns, fit wall and CPU seconds, and how many runs were ok or not (a
+  returns (the runner's ``sample_*`` columns), fit wall and CPU seconds, and how many runs were ok or not (a
   setting is complete when all ``--seeds`` runs are ok: a time-out is not a
   result, and averaging the seeds that finished would flatter the slow side);
 * per setting and candidate (``--candidates``), each figure's best reference
@@ -33,14 +33,14 @@ from plots import load_runs  # noqa: E402
 
 #: (column, heading, format) of the per-setting table, each shown as "mean (sd)".
 FIGURES = [
-    ("max_error", "max error", "{:.3f}"),
-    ("mean_error", "mean error", "{:.2e}"),
-    ("mean_tvd", "mean TVD", "{:.3f}"),
+    ("sample_max_error", "max error", "{:.3f}"),
+    ("sample_mean_error", "mean error", "{:.2e}"),
+    ("sample_mean_tvd", "mean TVD", "{:.3f}"),
     ("fit_seconds", "fit s", "{:.0f}"),
     ("fit_cpu_seconds", "fit CPU s", "{:.1f}"),
 ]
 #: The figures a candidate is compared on (lower is better).
-COMPARED = ("max_error", "mean_error", "mean_tvd")
+COMPARED = ("sample_max_error", "sample_mean_error", "sample_mean_tvd")
 KEYS = ["dataset", "epsilon"]
 
 

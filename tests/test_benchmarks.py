@@ -495,20 +495,21 @@ def test_small_tables_verdict_needs_every_seed_and_the_better_reference(tmp_path
         for seed, err in enumerate(values):
             run.append_row(out, {**base, "run_id": f"{algorithm}{seed}", "algorithm": algorithm,
                                  "dataset": "g", "epsilon": 1.0, "seed": seed,
-                                 "max_error": err, "mean_error": err, "mean_tvd": err,
+                                 "sample_max_error": err, "sample_mean_error": err,
+                                 "sample_mean_tvd": err,
                                  "status": "ok" if err is not None else "timeout"})
     stats = small.setting_stats(plots.load_runs(out), n_seeds=2)
     by_algorithm = stats.set_index("algorithm")
-    assert by_algorithm.loc["aim", "max_error"] == pytest.approx(0.2)
-    assert by_algorithm.loc["aim", "max_error_sd"] == pytest.approx(math.sqrt(0.02))
+    assert by_algorithm.loc["aim", "sample_max_error"] == pytest.approx(0.2)
+    assert by_algorithm.loc["aim", "sample_max_error_sd"] == pytest.approx(math.sqrt(0.02))
     assert not by_algorithm.loc["slow", "complete"]
     assert by_algorithm.drop(index="slow")["complete"].all()
     table = small.verdicts(stats, ["ap", "bad", "slow"]).set_index("candidate")
-    assert table.loc["ap", "best_max_error"] == pytest.approx(0.2)
-    assert table.loc["ap", "best_max_error_by"] == "aim"
-    assert table.loc["ap", "max_error_ok"] == "yes"  # 0.175 against AIM's 0.2
-    assert table.loc["bad", "max_error_ok"] == "no"  # 0.3: worse than both
-    assert table.loc["slow", "max_error_ok"] == "-"  # a time-out leaves it incomplete
+    assert table.loc["ap", "best_sample_max_error"] == pytest.approx(0.2)
+    assert table.loc["ap", "best_sample_max_error_by"] == "aim"
+    assert table.loc["ap", "sample_max_error_ok"] == "yes"  # 0.175 against AIM's 0.2
+    assert table.loc["bad", "sample_max_error_ok"] == "no"  # 0.3: worse than both
+    assert table.loc["slow", "sample_max_error_ok"] == "-"  # a time-out leaves it incomplete
     assert "1 / 1 (timeout)" in small.stats_markdown(stats)
 
 
@@ -518,6 +519,7 @@ def test_resample_baseline_answers_n_real_rows_drawn_with_replacement():
                              random_state=0)
     base = baselines.ResampleBaseline(workload=workload, random_state=3).fit(frame)
     rows = np.random.default_rng(3).integers(N_ROWS, size=N_ROWS)
+    pd.testing.assert_frame_equal(base.sample_, frame.iloc[rows])  # the runner's sample_* rows
     assert np.allclose(base.answers_, base.workload_.answer(frame.iloc[rows]))
     assert not np.allclose(base.answers_, base.workload_.answer(frame))
     assert base.epsilon_ == math.inf and not hasattr(base, "ledger_")
