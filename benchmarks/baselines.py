@@ -195,7 +195,17 @@ class HDMMBaseline(BaseEstimator):
         return self
 
 
-class ZeroBaseline(BaseEstimator):
+class _ReferenceBaseline(BaseEstimator):
+    """The parameters of the reference baselines, which spend no budget."""
+
+    def __init__(self, *, epsilon=1.0, delta=None, workload=None, random_state=None):
+        self.epsilon = epsilon
+        self.delta = delta
+        self.workload = workload
+        self.random_state = random_state
+
+
+class ZeroBaseline(_ReferenceBaseline):
     """Answers every workload query with 0, spending no privacy budget.
 
     Parameters
@@ -217,12 +227,6 @@ class ZeroBaseline(BaseEstimator):
     [0.0, 0.0]
     """
 
-    def __init__(self, *, epsilon=1.0, delta=None, workload=None, random_state=None):
-        self.epsilon = epsilon
-        self.delta = delta
-        self.workload = workload
-        self.random_state = random_state
-
     def fit(self, X, y=None):
         workload = _fit_workload(self.workload, X)
         n = len(X)
@@ -235,7 +239,7 @@ class ZeroBaseline(BaseEstimator):
         return self
 
 
-class ResampleBaseline(BaseEstimator):
+class ResampleBaseline(_ReferenceBaseline):
     """Answers of ``n`` real rows drawn with replacement: not private, a reference only.
 
     Parameters
@@ -258,12 +262,6 @@ class ResampleBaseline(BaseEstimator):
     >>> base.answers_.tolist(), base.epsilon_
     ([1.0, 0.0], inf)
     """
-
-    def __init__(self, *, epsilon=1.0, delta=None, workload=None, random_state=None):
-        self.epsilon = epsilon
-        self.delta = delta
-        self.workload = workload
-        self.random_state = random_state
 
     def fit(self, X, y=None):
         workload = _fit_workload(self.workload, X)
