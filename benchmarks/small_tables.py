@@ -11,7 +11,8 @@ value per column, eps 0.1 and 1, 5 seeds) and prints two markdown tables:
   result, and averaging the seeds that finished would flatter the slow side);
 * per setting and candidate (``--candidates``), each figure's best reference
   mean (``--references``, default FEM and AIM) and whether the candidate's
-  mean is at most it ("yes" / "no"; "-" when either side is incomplete).
+  mean is at most it ("yes" / "no"; "-" when the candidate or any reference is
+  incomplete).
 
 Usage::
 
@@ -90,6 +91,8 @@ def verdicts(stats, candidates, references=("fem", "aim")):
     for key, frame in stats.groupby(KEYS, sort=True):
         refs = complete[(complete[KEYS] == pd.Series(dict(zip(KEYS, key)))).all(axis=1)
                         & complete["algorithm"].isin(references)]
+        if len(refs) < len(set(references)):  # the better of them needs every one of them
+            refs = refs.iloc[:0]
         for candidate in candidates:
             mine = frame[(frame["algorithm"] == candidate) & frame["complete"]]
             row = dict(zip(KEYS, key), candidate=candidate)

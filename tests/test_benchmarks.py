@@ -510,6 +510,8 @@ def test_small_tables_verdict_needs_every_seed_and_the_better_reference(tmp_path
     assert table.loc["ap", "sample_max_error_ok"] == "yes"  # 0.175 against AIM's 0.2
     assert table.loc["bad", "sample_max_error_ok"] == "no"  # 0.3: worse than both
     assert table.loc["slow", "sample_max_error_ok"] == "-"  # a time-out leaves it incomplete
+    partial = small.verdicts(stats, ["ap"], references=("fem", "aim", "slow"))
+    assert list(partial["sample_max_error_ok"]) == ["-"]  # a reference is incomplete
     assert "1 / 1 (timeout)" in small.stats_markdown(stats)
 
 
