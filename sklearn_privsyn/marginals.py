@@ -190,6 +190,12 @@ class MarginalSet:
         """Marginal index of each positive query, shape ``(n_queries,)``."""
         return np.repeat(np.arange(self.n_marginals, dtype=np.intp), np.diff(self.offsets))
 
+    @cached_property
+    def multipliers(self):
+        """Integer ``(n_attributes, n_marginals)`` matrix: ``records @ multipliers`` is
+        each record's cell within each marginal (C order, last attribute fastest)."""
+        return np.rint(self._radix_matrix).astype(np.int64)
+
     def cells(self, j):
         """The query ids of marginal ``j``'s cells, as a slice of ``0 .. Q - 1``."""
         return slice(int(self.offsets[j]), int(self.offsets[j + 1]))

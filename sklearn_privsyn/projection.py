@@ -40,6 +40,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ._random import make_generator
+from .marginals import MarginalSet
 from .solvers import OracleProblem
 
 __all__ = ["MarginalCells", "Projection", "ProjectionResult", "project"]
@@ -48,11 +49,12 @@ __all__ = ["MarginalCells", "Projection", "ProjectionResult", "project"]
 class MarginalCells:
     """Cell index of records in each marginal of a fitted workload (and extra marginals).
 
-    Built from the workload's public fitted attributes only (``columns_``,
-    ``domain_sizes_``, ``marginals_``, ``marginal_offsets_``), with the
-    workload's numbering: within a marginal, cells are in C order of its
-    columns' codes. Cells of ``extra`` marginals are numbered after the
-    workload's, in the same way.
+    A view of the workload's :class:`~sklearn_privsyn.marginals.MarginalSet`
+    (its ``layout_`` and ``marginal_set_``), extended by ``extra`` marginals,
+    with the workload's numbering: within a marginal, cells are in C order of
+    its columns' codes; cells of ``extra`` marginals are numbered after the
+    workload's. It adds what the projection's pricing needs: unchecked integer
+    cell lookups and, per attribute, the marginals holding it.
 
     Parameters
     ----------
@@ -74,53 +76,34 @@ class MarginalCells:
     """
 
     def __init__(self, workload, extra=()):
-        columns = list(workload.columns_)
-        index = {c: a for a, c in enumerate(columns)}
-        sizes = np.array([workload.domain_sizes_[c] for c in columns], dtype=np.int64)
-        self.sizes = sizes
-        self.starts = np.concatenate([[0], np.cumsum(sizes)[:-1]]).astype(np.intp)
-        marginals = [tuple(index[c] for c in m) for m in workload.marginals_]
-        marginals += [tuple(int(a) for a in m) for m in extra]
-        n_cells = [int(np.prod(sizes[list(m)])) for m in marginals]
-        self.offsets = np.concatenate([[0], np.cumsum(n_cells)]).astype(np.int64)
-        self.n_workload_cells = int(workload.marginal_offsets_[-1])
-        self.n_cells = int(self.offsets[-1])
-        self.n_marginals = len(marginals)
-        self.attributes = marginals
-        self.multipliers = np.zeros((len(columns), self.n_marginals), dtype=np.int64)
-        for j, attrs in enumerate(marginals):
-            msizes = sizes[list(attrs)]
-            self.multipliers[list(attrs), j] = np.concatenate(
-                [np.cumprod(msizes[::-1])[::-1][1:], [1]]
-            )
+        marginals = tuple(workload.marginal_set_.marginals)
+        marginals += tuple(tuple(int(a) for a in m) for m in extra)
+        self._set = MarginalSet(workload.layout_, marginals)
+        self.sizes = np.asarray(workload.layout_.block_sizes, dtype=np.int64)
+        self.offsets = self._set.offsets.astype(np.int64)
+        self.n_cells = self._set.n_queries
+        self.n_marginals = self._set.n_marginals
+        self.multipliers = self._set.multipliers
         # attribute -> (marginals holding it, its multiplier in each)
         self.by_attribute = [
             (np.flatnonzero(self.multipliers[a]), self.multipliers[a][self.multipliers[a] > 0])
-            for a in range(len(columns))
+            for a in range(len(self.sizes))
         ]
 
     def cells(self, records):
         """Cell id (offset included) of each record in each marginal, ``(n, n_marginals)``."""
+        # The pricing loop's hot path: integer arithmetic, no record checks.
         records = np.asarray(records, dtype=np.int64)
         return records @ self.multipliers + self.offsets[:-1]
 
     def answers(self, records, weights):
         """Weighted answers ``a(w)`` of all cells, shape ``(n_cells,)``."""
-        cells = self.cells(records)
-        w = np.repeat(np.asarray(weights, dtype=float), self.n_marginals)
-        return np.bincount(cells.ravel(), weights=w, minlength=self.n_cells)
+        return self._set.counts(records, weights)
 
     def literals(self, cell_ids):
         """One-hot columns of each cell's conjunction, ``(m, kmax)`` padded with -1."""
-        cell_ids = np.asarray(cell_ids, dtype=np.int64)
-        marginal = np.searchsorted(self.offsets, cell_ids, side="right") - 1
-        local = cell_ids - self.offsets[marginal]
-        kmax = max(len(m) for m in self.attributes)
-        out = np.full((len(cell_ids), kmax), -1, dtype=np.intp)
-        for i, (j, c) in enumerate(zip(marginal.tolist(), local.tolist())):
-            for slot, a in enumerate(self.attributes[j]):
-                out[i, slot] = self.starts[a] + (c // self.multipliers[a, j]) % self.sizes[a]
-        return out
+        literals, _ = self._set.query_literals(np.asarray(cell_ids, dtype=np.int64))
+        return literals
 
 
 @dataclass(frozen=True)
