@@ -30,7 +30,12 @@ import numpy as np
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
-from datagen import latent_class_table, load_domain, with_dominant_values  # noqa: E402
+from datagen import (  # noqa: E402
+    bayes_net_table,
+    latent_class_table,
+    load_domain,
+    with_dominant_values,
+)
 
 from sklearn_privsyn import FEM, AdaptiveProjection, QueryWorkload  # noqa: E402
 from sklearn_privsyn.adaptive import adaptive_default_rounds  # noqa: E402
@@ -41,11 +46,12 @@ from sklearn_privsyn.privacy import epsilon_to_rho  # noqa: E402
 SHARED = Path(os.environ.get("PRIVSYN_SHARED_DATASETS", HERE.parent.parent / "shared" / "datasets"))
 
 
-def load(name, n_rows, dominant, seed):
+def load(name, n_rows, dominant, seed, generator="latent"):
     if name == "adult":
         return load_coded_csv(SHARED / "adult.csv", SHARED / "adult-domain.json")
     domain = load_domain(SHARED / "adult-domain.json")
-    X = latent_class_table(domain, n_rows, random_state=1000 + seed)
+    make = latent_class_table if generator == "latent" else bayes_net_table
+    X = make(domain, n_rows, random_state=1000 + seed)
     if dominant:
         X = with_dominant_values(X, domain, random_state=2000 + seed)
     return X, domain
@@ -59,8 +65,12 @@ def cpu_seconds():
 def evaluate(est, X, workload, seed):
     sample = est.sample(len(X), random_state=seed)
     err = workload_error(workload, X, sample)
-    mixture = workload_error(workload, X, est.records_, synthetic_weights=est.weights_)
-    return err, mixture
+    if hasattr(est, "fitted_answers"):
+        mixture_max = float(np.abs(workload.answer(X) - est.fitted_answers()).max())
+    else:
+        mixture_max = workload_error(workload, X, est.records_,
+                                     synthetic_weights=est.weights_).max_error
+    return err, mixture_max
 
 
 def run_one(name, est, X, workload, seed, extra):
@@ -71,12 +81,14 @@ def run_one(name, est, X, workload, seed, extra):
     row = dict(extra, algorithm=name, max_error=round(err.max_error, 5),
                mean_error=f"{err.mean_error:.3e}",
                mean_tvd=round(float(np.mean(err.per_marginal_tvd)), 5),
-               mixture_max_error=round(mixture.max_error, 5),
-               records=len(est.records_), seconds=round(wall, 1), cpu_seconds=round(cpu, 1),
+               mixture_max_error=round(mixture, 5),
+               records=len(getattr(est, "records_", getattr(est, "component_weights_", []))), seconds=round(wall, 1), cpu_seconds=round(cpu, 1),
                eps_spent=round(est.epsilon_, 6))
     if isinstance(est, AdaptiveProjection):
-        row.update(zero_test=est.zero_test_, rounds=est.rounds_, n_iter=est.n_iter_,
-                   stop=est.projection_stop_, gap=f"{est.projection_gap_:.3g}", objective=f"{est.projection_objective_:.4g}")
+        row.update(representation=est.representation_, n_components=est.n_components,
+                   zero_test=est.zero_test_, rounds=est.rounds_, n_iter=est.n_iter_,
+                   stop=est.projection_stop_, gap=f"{getattr(est, 'projection_gap_', float('nan')):.3g}",
+                   objective=f"{est.projection_objective_:.4g}")
     print(row, flush=True)
     return row
 
@@ -87,6 +99,13 @@ def main(argv=None):
     parser.add_argument("--data", default="adult", choices=["adult", "generated"])
     parser.add_argument("--n-rows", type=int, nargs="+", default=[48842],
                         help="rows of generated tables")
+    parser.add_argument("--generator", default="latent", choices=["latent", "bayesnet"],
+                        help="generated tables: latent-class (a mixture of products) or a "
+                             "random Bayesian network (not one)")
+    parser.add_argument("--representation", nargs="+", default=["default"],
+                        help="representation values to run ('default': the estimator's)")
+    parser.add_argument("--n-components", type=int, nargs="+", default=[None],
+                        help="n_components values to run (products only; default: the estimator's)")
     parser.add_argument("--dominant", action="store_true",
                         help="generated tables with a dominant value in some columns")
     parser.add_argument("--eps", type=float, nargs="+", default=[0.1, 1.0])
@@ -108,12 +127,13 @@ def main(argv=None):
     rows = []
     for n_rows in args.n_rows if args.data == "generated" else [None]:
         for seed in args.seeds:
-            X, domain = load(args.data, n_rows, args.dominant, seed)
+            X, domain = load(args.data, n_rows, args.dominant, seed, args.generator)
             n = len(X)
             workload = QueryWorkload(domain=domain, k=args.k, n_marginals=args.n_marginals,
                                      max_cells=n, random_state=0).fit(X)
             for eps in args.eps:
-                base = dict(data=args.data + ("+dominant" if args.dominant else ""), n=n,
+                data = args.data + ("" if args.data == "adult" else f":{args.generator}")
+                base = dict(data=data + ("+dominant" if args.dominant else ""), n=n,
                             k=args.k, n_marginals=args.n_marginals, eps=eps, seed=seed)
                 schedules = [(r, None) for r in args.rounds]
                 if args.noise_level:
@@ -121,11 +141,19 @@ def main(argv=None):
                     M = len(workload.marginals_)
                     schedules = [(adaptive_default_rounds(n, rho, M, noise_level=level), level)
                                  for level in args.noise_level]
-                for (rounds, level), zero in itertools.product(schedules, args.zero_test):
-                    tuning = {k: v for k, v in (("max_iter", args.max_iter), ("tol", args.tol))
-                              if v is not None}
+                settings = itertools.product(schedules, args.zero_test, args.representation,
+                                             args.n_components)
+                for (rounds, level), zero, representation, components in settings:
+                    if representation == "records":  # n_components does not apply
+                        if components != args.n_components[0]:
+                            continue
+                        components = None
+                    tuning = {k: v for k, v in (("max_iter", args.max_iter), ("tol", args.tol),
+                                                ("n_components", components)) if v is not None}
                     if zero != "default":
                         tuning["zero_test"] = None if zero == "none" else float(zero)
+                    if representation != "default":
+                        tuning["representation"] = representation
                     est = AdaptiveProjection(epsilon=eps, workload=workload, rounds=rounds,
                                              solver=args.solver, random_state=seed, **tuning)
                     rows.append(run_one("adaptive", est, X, workload, seed,

@@ -63,3 +63,45 @@ def with_dominant_values(X, domain, *, share=0.6, low=0.5, high=0.97, random_sta
             hit = rng.random(len(X)) < mass
             X.loc[hit, name] = int(rng.integers(size))
     return X
+
+
+def bayes_net_table(domain, n_rows, *, max_parents=2, concentration=0.3, random_state=0):
+    """A DataFrame of integer codes drawn from a random Bayesian network.
+
+    Unlike :func:`latent_class_table`, not a mixture of product distributions:
+    the columns are put in a random order and each is drawn from a seeded
+    conditional table given up to ``max_parents`` columns drawn before it
+    (their number uniform in ``0..max_parents``). Each parent configuration
+    gets its own distribution: a Dirichlet draw for columns of at most 20
+    values, and for wider (binned numeric) columns a smooth peak at a random
+    centre plus a spike, as in :func:`latent_class_table`.
+    """
+    rng = np.random.default_rng(random_state)
+    names = list(domain)
+    order = rng.permutation(len(names))
+    codes = np.zeros((n_rows, len(names)), dtype=np.int64)
+    drawn = []
+    for j in order:
+        size = int(domain[names[j]])
+        n_parents = min(int(rng.integers(max_parents + 1)), len(drawn))
+        parents = rng.choice(drawn, size=n_parents, replace=False) if n_parents else []
+        config = np.zeros(n_rows, dtype=np.int64)
+        n_configs = 1
+        for p in parents:
+            config = config * int(domain[names[p]]) + codes[:, p]
+            n_configs *= int(domain[names[p]])
+        if size > 20:
+            grid = np.arange(size)
+            centre = rng.uniform(0, size, size=(n_configs, 1))
+            width = rng.uniform(0.03, 0.3, size=(n_configs, 1)) * size
+            table = np.exp(-0.5 * ((grid - centre) / width) ** 2) + 1e-3
+            spikes = rng.integers(size, size=n_configs)
+            table[np.arange(n_configs), spikes] += rng.uniform(0, 3, n_configs) * table.sum(axis=1)
+            table /= table.sum(axis=1, keepdims=True)
+        else:
+            table = rng.dirichlet(np.full(size, concentration), size=n_configs)
+        cumulative = np.cumsum(table[config], axis=1)
+        draws = (cumulative < rng.uniform(size=(n_rows, 1))).sum(axis=1)
+        codes[:, j] = np.minimum(draws, size - 1)
+        drawn.append(j)
+    return pd.DataFrame({name: codes[:, j] for j, name in enumerate(names)})

@@ -441,6 +441,8 @@ def execute(spec, base_rss_mb=None):
 
         if hasattr(estimator, "answers_"):
             answers = np.asarray(estimator.answers_, dtype=float)
+        elif hasattr(estimator, "fitted_answers"):
+            answers = estimator.fitted_answers()
         else:
             answers = estimator.workload_.answer_codes(estimator.records_, estimator.weights_)
         error = np.abs(true_answers - answers)

@@ -184,10 +184,12 @@ class BaseSynthesizer(BaseEstimator):
         self.rho_ = float(rho)
         self.ledger_ = PrivacyLedger(rho)
         self.solver_stats_ = None
-        synthetic, weights = self._fit_records(records, rng)
-        self.records_ = np.asarray(synthetic, dtype=np.intp)
-        weights = np.asarray(weights, dtype=float)
-        self.weights_ = weights / weights.sum()
+        fitted = self._fit_records(records, rng)
+        if fitted is not None:  # None: the subclass keeps another representation
+            synthetic, weights = fitted
+            self.records_ = np.asarray(synthetic, dtype=np.intp)
+            weights = np.asarray(weights, dtype=float)
+            self.weights_ = weights / weights.sum()
         self.epsilon_ = (
             self.ledger_.epsilon(self.delta_, method=self.conversion)
             if self.ledger_.rho_spent > 0
@@ -242,19 +244,23 @@ class BaseSynthesizer(BaseEstimator):
             A DataFrame when ``fit`` got one, else an array. When ``y`` was
             given to ``fit`` its column comes last.
         """
-        check_is_fitted(self, "records_")
+        check_is_fitted(self, "ledger_")
         if isinstance(n_samples, bool) or not isinstance(n_samples, (Integral, np.integer)):
             raise TypeError(f"n_samples must be an int; got {n_samples!r}")
         if n_samples < 1:
             raise ValueError(f"n_samples must be at least 1; got {n_samples}")
         rng = make_generator(self.random_state if random_state is None else random_state)
-        counts = allocate_counts(self.weights_, int(n_samples), rng)
-        rows = np.repeat(self.records_, counts, axis=0)
-        rows = rows[rng.permutation(len(rows))]
+        rows = self._sample_codes(int(n_samples), rng)
         frame = self.workload_.decode(rows, random_state=int(rng.integers(np.iinfo(np.int32).max)))
         if self.input_was_frame_:
             return frame
         return frame.to_numpy()
+
+    def _sample_codes(self, n_samples, rng):
+        """``n_samples`` records in code space: the fitted records, each repeated by weight."""
+        counts = allocate_counts(self.weights_, n_samples, rng)
+        rows = np.repeat(self.records_, counts, axis=0)
+        return rows[rng.permutation(len(rows))]
 
     def _more_tags(self):
         return {"requires_y": False}

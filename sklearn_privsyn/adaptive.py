@@ -12,6 +12,8 @@ import math
 from numbers import Integral, Real
 
 import numpy as np
+from sklearn.utils.validation import check_is_fitted
+
 from ._base import SOLVER_CONSTRAINT, BaseSynthesizer
 from ._sklearn_private import Interval, StrOptions
 from .privacy import (
@@ -21,6 +23,7 @@ from .privacy import (
     gaussian_mechanism_rho,
     gaussian_sigma,
 )
+from .product_mixture import ProductMixture, sample_product_mixture
 from .projection import Projection
 
 __all__ = ["AdaptiveProjection", "adaptive_default_rounds"]
@@ -32,6 +35,11 @@ _BUDGET_MARGIN = 1e-9
 # zero_test="auto" with every marginal measured at once: answers below 2 noise sd
 # count as zero in the final re-weighting (chosen on generated tables, see the docs).
 _ZERO_TEST = 2.0
+
+# representation="products": L-BFGS iterations of the final fit per unit of
+# max_iter (each adaptive round's intermediate fit, warm-started from the
+# previous round's, runs max_iter iterations).
+_PRODUCT_ITER_FACTOR = 5
 
 
 def adaptive_default_rounds(n, rho, n_marginals, selection_share=0.1, noise_level=0.02,
@@ -114,6 +122,13 @@ class AdaptiveProjection(BaseSynthesizer):
     corrective Frank-Wolfe whose new records come from a coordinate descent
     and the optimisation oracle (``solver``). This reads only noisy answers.
 
+    With ``representation="products"`` the noisy answers are fitted instead
+    by a mixture of ``n_components`` product distributions
+    (:class:`~sklearn_privsyn.product_mixture.ProductMixture`: one
+    categorical distribution per column and component, minimising the same
+    objective by L-BFGS), and :meth:`sample` draws each row from it (a
+    component, then every column independently). Also post-processing.
+
     ``rounds=None`` uses :func:`adaptive_default_rounds`.
 
     Parameters
@@ -132,7 +147,9 @@ class AdaptiveProjection(BaseSynthesizer):
         Share of each adaptive round's budget spent on choosing the marginal.
     max_iter : int, default=100
         Frank-Wolfe iterations of the final projection at most (adaptive
-        rounds in between run at most ``max_iter // 10`` each).
+        rounds in between run at most ``max_iter // 10`` each). With
+        ``representation="products"``: ``5 * max_iter`` L-BFGS iterations
+        for the final fit, ``max_iter`` for each adaptive round's.
     tol : float, default=0.005
         Stop the projection when its Frank-Wolfe gap is below ``tol`` times
         its objective.
@@ -144,8 +161,17 @@ class AdaptiveProjection(BaseSynthesizer):
         deviations (a one-sided test that the cell is not empty) set to
         zero; ``None`` keeps the l2 projection's weights. ``"auto"`` means
         2.0 when every marginal is measured at once (``rounds_ == 1``) and
-        ``None`` in adaptive rounds, where on generated tables it lost.
-        Post-processing: no privacy cost.
+        ``None`` in adaptive rounds, where on generated tables it lost, and
+        with ``representation="products"``, where a given ``z`` continues
+        the fit against the zeroed answers. Post-processing: no privacy cost.
+    representation : {"records", "products", "auto"}, default="records"
+        What the noisy answers are projected onto: weighted records
+        (:class:`~sklearn_privsyn.projection.Projection`) or a mixture of
+        product distributions
+        (:class:`~sklearn_privsyn.product_mixture.ProductMixture`).
+        ``"auto"`` chooses from public quantities (see the docs).
+    n_components : int, default=32
+        Components of the mixture of products (``representation="products"``).
     solver : {"highs", "pulp", "heuristic", "brute"} or oracle, default="highs"
         The oracle that prices records when the coordinate descent finds none.
     conversion : {"cks", "classic"}, default="cks"
@@ -173,14 +199,21 @@ class AdaptiveProjection(BaseSynthesizer):
         measurements); ``nan`` where never measured. A DP output.
     measurement_variances_ : ndarray of shape (n_queries,)
         Their noise variances (``inf`` where never measured).
+    representation_ : str
+        The representation used (``representation`` resolved).
     projection_gap_ : float
-        Frank-Wolfe gap of the final projection.
+        Frank-Wolfe gap of the final projection (records only).
     projection_objective_ : float
         Its objective ``1/2 sum_c (a_c - y_c)**2 / var_c``.
     projection_stop_ : str
         Why the final projection stopped.
     n_iter_ : int
-        Frank-Wolfe iterations of the final projection.
+        Frank-Wolfe (records) or L-BFGS (products) iterations of the final
+        projection.
+    component_weights_ : ndarray of shape (n_components,)
+        Mixture weights (products only; records_ and weights_ are then absent).
+    component_tables_ : list of ndarray of shape (n_components, block_size)
+        Per column, each component's distribution over its codes (products only).
 
     Examples
     --------
@@ -204,6 +237,8 @@ class AdaptiveProjection(BaseSynthesizer):
         "tol": [Interval(Real, 0, None, closed="left")],
         "time_limit": [Interval(Real, 0, None, closed="neither"), None],
         "zero_test": [Interval(Real, 0, None, closed="left"), StrOptions({"auto"}), None],
+        "representation": [StrOptions({"records", "products", "auto"})],
+        "n_components": [Interval(Integral, 1, None, closed="left")],
         "solver": SOLVER_CONSTRAINT,
     }
 
@@ -219,6 +254,8 @@ class AdaptiveProjection(BaseSynthesizer):
         tol=0.005,
         time_limit=None,
         zero_test="auto",
+        representation="records",
+        n_components=32,
         solver="highs",
         conversion="cks",
         random_state=None,
@@ -233,6 +270,8 @@ class AdaptiveProjection(BaseSynthesizer):
         self.tol = tol
         self.time_limit = time_limit
         self.zero_test = zero_test
+        self.representation = representation
+        self.n_components = n_components
         self.solver = solver
         self.conversion = conversion
         self.random_state = random_state
@@ -246,13 +285,14 @@ class AdaptiveProjection(BaseSynthesizer):
         M = len(marginal_cells)
         rounds = self.rounds or adaptive_default_rounds(n, self.rho_, M, self.selection_share)
         self.rounds_ = int(rounds)
+        self.representation_ = self._representation()
         self.zero_test_ = self._zero_test()
 
         # PRIVATE: the only reads of the data, used solely inside the mechanisms below.
         true_answers = workload.answer_codes(records)
 
         noise_rng, select_rng, project_rng, solver_rng = rng.spawn(4)
-        session = self._oracle_session(solver_rng)
+        session = self._oracle_session(solver_rng) if self.representation_ == "records" else None
         try:
             if rounds == 1:
                 sensitivity = math.sqrt(2.0 * M) / n
@@ -262,33 +302,67 @@ class AdaptiveProjection(BaseSynthesizer):
                 self.measured_marginals_ = np.arange(M, dtype=np.intp)
                 self.measurements_ = noisy
                 self.measurement_variances_ = np.full(len(noisy), sigma**2)
-                projection = Projection(workload, noisy, sigma**2, session=session,
-                                        random_state=project_rng)
+                projection = self._new_projection(noisy, sigma**2, (), session, project_rng)
             else:
                 projection = self._adaptive(records, true_answers, rounds, session, noise_rng,
                                             select_rng, project_rng)
-            bar = self._progress(self.max_iter)
-            try:
-                result = projection.run(max_iter=self.max_iter, tol=self.tol,
-                                        time_limit=self.time_limit,
-                                        zero_test=self.zero_test_,
-                                        progress=None if bar is None else _reporter(bar))
-            finally:
-                if bar is not None:
-                    bar.close()
+            result = self._run_projection(projection, final=True)
         finally:
-            session.close()
+            if session is not None:
+                session.close()
 
-        self.projection_gap_ = result.gap
         self.projection_objective_ = result.objective
         self.projection_stop_ = result.stop_reason
         self.n_iter_ = result.n_iter
+        if self.representation_ == "products":
+            self.component_weights_ = result.weights
+            self.component_tables_ = result.tables
+            return None
+        self.projection_gap_ = result.gap
         return result.records, result.weights
+
+    def _representation(self):
+        if self.representation == "auto":
+            return "records"
+        return self.representation
 
     def _zero_test(self):
         if self.zero_test == "auto":
-            return _ZERO_TEST if self.rounds_ == 1 else None
+            return _ZERO_TEST if self.rounds_ == 1 and self.representation_ == "records" else None
         return self.zero_test
+
+    def _new_projection(self, noisy, variances, extra, session, rng):
+        if self.representation_ == "products":
+            return ProductMixture(self.workload_, noisy, variances, n_components=self.n_components,
+                                  extra_marginals=extra, random_state=rng)
+        return Projection(self.workload_, noisy, variances, extra_marginals=extra,
+                          session=session, random_state=rng)
+
+    def _run_projection(self, projection, final):
+        """Run the projection: to the end (``final``), or briefly inside adaptive rounds."""
+        products = self.representation_ == "products"
+        if not final:
+            if products:
+                return projection.run(max_iter=self.max_iter)
+            return projection.run(max_iter=max(1, self.max_iter // 10), tol=self.tol)
+        max_iter = _PRODUCT_ITER_FACTOR * self.max_iter if products else self.max_iter
+        bar = self._progress(max_iter)
+        try:
+            if products:
+                result = projection.run(max_iter=max_iter, time_limit=self.time_limit,
+                                        progress=None if bar is None else _reporter(bar))
+                if self.zero_test_ is not None:
+                    with np.errstate(divide="ignore"):
+                        variances = 1.0 / projection.precision
+                    projection.update_targets(_zeroed(projection, self.zero_test_), variances)
+                    result = projection.run(max_iter=self.max_iter)
+                return result
+            return projection.run(max_iter=self.max_iter, tol=self.tol,
+                                  time_limit=self.time_limit, zero_test=self.zero_test_,
+                                  progress=None if bar is None else _reporter(bar))
+        finally:
+            if bar is not None:
+                bar.close()
 
     def _projection(self, weighted_sum, precision, session, rng, projection=None):
         """The projection onto the inverse-variance averages of the measurements so far."""
@@ -301,10 +375,31 @@ class AdaptiveProjection(BaseSynthesizer):
         noisy = np.nan_to_num(noisy, nan=0.0)
         if projection is None:
             one_way = [(a,) for a in range(self.workload_.layout_.n_attributes)]
-            return Projection(self.workload_, noisy, variances, extra_marginals=one_way,
-                              session=session, random_state=rng)
+            return self._new_projection(noisy, variances, one_way, session, rng)
         projection.update_targets(noisy, variances)
         return projection
+
+    def _sample_codes(self, n_samples, rng):
+        if self.representation_ == "products":
+            return sample_product_mixture(self.component_weights_, self.component_tables_,
+                                          n_samples, rng)
+        return super()._sample_codes(n_samples, rng)
+
+    def fitted_answers(self):
+        """Answers of the fitted distribution to the workload's cells (a DP output).
+
+        The weighted records' answers, or the mixture of products' exact
+        answers; the rows :meth:`sample` draws estimate them.
+
+        Returns
+        -------
+        answers : ndarray of shape (workload_.n_queries_,)
+        """
+        check_is_fitted(self, "ledger_")
+        if self.representation_ == "products":
+            return ProductMixture.answers_of(self.workload_, self.component_weights_,
+                                             self.component_tables_)
+        return self.workload_.answer_codes(self.records_, self.weights_)
 
     def _adaptive(self, records, true_answers, rounds, session, noise_rng, select_rng,
                   project_rng):
@@ -338,7 +433,7 @@ class AdaptiveProjection(BaseSynthesizer):
         precision[Q:] = 1.0 / sigma**2
         weighted_sum[Q:] = noisy / sigma**2
         projection = self._projection(weighted_sum, precision, session, project_rng)
-        projection.run(max_iter=max(1, self.max_iter // 10), tol=self.tol)
+        self._run_projection(projection, final=False)
 
         select_epsilon = math.sqrt(8.0 * self.selection_share * round_rho)
         sensitivity = math.sqrt(2.0) / n
@@ -359,16 +454,26 @@ class AdaptiveProjection(BaseSynthesizer):
             chosen.append(m)
             projection = self._projection(weighted_sum, precision, session, project_rng,
                                           projection)
-            projection.run(max_iter=max(1, self.max_iter // 10), tol=self.tol)
+            self._run_projection(projection, final=False)
         self.measured_marginals_ = np.asarray(chosen, dtype=np.intp)
         return projection
 
 
 def _reporter(bar):
-    """A projection progress callback that advances ``bar`` and shows the gap."""
+    """A projection progress callback that advances ``bar`` and shows the objective (and gap)."""
 
-    def update(iteration, value, gap):
+    def update(iteration, value, gap=None):
         bar.update(1)
-        bar.set_postfix(objective=f"{value:.4g}", gap=f"{gap:.3g}")
+        if gap is None:
+            bar.set_postfix(objective=f"{value:.4g}")
+        else:
+            bar.set_postfix(objective=f"{value:.4g}", gap=f"{gap:.3g}")
 
     return update
+
+
+def _zeroed(projection, z):
+    """The projection's targets with those below ``z`` noise sd set to zero."""
+    with np.errstate(divide="ignore"):
+        sd = 1.0 / np.sqrt(projection.precision)
+    return np.where(projection.target < z * sd, 0.0, projection.target)
