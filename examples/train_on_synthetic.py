@@ -95,7 +95,7 @@ def main(argv=None):
     print(f"UCI Adult: {len(X_train):,} training rows, {len(X_test):,} real test rows")
     print(f"workload: {len(workload.marginals)} marginals ({args.workload}, all with {TARGET})")
     fitted = private_model.synthesizer_
-    print(f"synthetic data: {type(fitted).__name__}, {len(fitted.records_)} distinct records; "
+    print(f"synthetic data: {type(fitted).__name__}, {fitted._output_description()}; "
           f"privacy spent (epsilon={private_model.epsilon_:.3f}, "
           f"delta={private_model.delta_:.2g})")
     majority = (y_test == y_train.mode()[0]).mean()

@@ -262,6 +262,10 @@ class BaseSynthesizer(BaseEstimator):
         rows = np.repeat(self.records_, counts, axis=0)
         return rows[rng.permutation(len(rows))]
 
+    def _output_description(self):
+        """What the fit keeps to sample from, in words (for summaries)."""
+        return f"{len(self.weights_):,} weighted records"
+
     def _more_tags(self):
         return {"requires_y": False}
 

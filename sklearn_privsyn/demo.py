@@ -77,7 +77,7 @@ def run_demo(*, epsilon=1.0, n_marginals=32, seed=0, rows=5, verbose=1, algorith
     )
     rounds = getattr(synthesizer, "n_rounds_", getattr(synthesizer, "rounds_", None))
     print_fn(f"fit: {rounds} round{'' if rounds == 1 else 's'}, "
-             f"{len(synthesizer.weights_):,} weighted records, {seconds:.1f} s")
+             f"{synthesizer._output_description()}, {seconds:.1f} s")
     print_fn("privacy spent (zCDP ledger):")
     for entry in synthesizer.ledger_.entries:
         print_fn(f"  {entry.mechanism}: {entry.count} x rho {entry.rho:.3g}")

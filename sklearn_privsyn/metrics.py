@@ -110,10 +110,12 @@ def workload_error(workload, real, synthetic, *, real_weights=None, synthetic_we
                 "workload to compare records."
             ) from None
         workload = clone(workload).fit(real)
-    diff = np.abs(
-        _answers(workload, real, real_weights, "real")
-        - _answers(workload, synthetic, synthetic_weights, "synthetic")
-    )
+    return _error_of_answers(workload, _answers(workload, real, real_weights, "real"),
+                             _answers(workload, synthetic, synthetic_weights, "synthetic"))
+
+
+def _error_of_answers(workload, real_answers, synthetic_answers):
+    diff = np.abs(real_answers - synthetic_answers)
     offsets = workload.marginal_offsets_
     tvd = 0.5 * np.add.reduceat(diff, offsets[:-1])
     return WorkloadError(
@@ -128,7 +130,9 @@ def synthesizer_error(synthesizer, X_real):
     """Workload error of a fitted synthesizer's output on its own workload.
 
     Compares the real table with the synthesizer's weighted records
-    (``records_`` and ``weights_``), measured on ``synthesizer.workload_``.
+    (``records_`` and ``weights_``), or with the answers of its fitted
+    distribution when it has ``fitted_answers()`` (AdaptiveProjection),
+    measured on ``synthesizer.workload_``.
     This is an evaluation on the private data: it is not differentially
     private and must not be released as such.
 
@@ -143,6 +147,10 @@ def synthesizer_error(synthesizer, X_real):
     -------
     result : WorkloadError
     """
+    if hasattr(synthesizer, "fitted_answers") and hasattr(synthesizer, "workload_"):
+        workload = synthesizer.workload_
+        return _error_of_answers(workload, _answers(workload, X_real, None, "X_real"),
+                                 synthesizer.fitted_answers())
     for attr in ("workload_", "records_", "weights_"):
         if not hasattr(synthesizer, attr):
             raise NotFittedError(

@@ -1,6 +1,7 @@
 """The mixture-of-products representation: gradient, fit, sampling, and its use in AdaptiveProjection."""
 
 import itertools
+import math
 import pickle
 
 import numpy as np
@@ -9,6 +10,8 @@ import pytest
 from scipy import stats
 
 from sklearn_privsyn import AdaptiveProjection, QueryWorkload
+from sklearn_privsyn.adaptive import adaptive_default_representation
+from sklearn_privsyn.metrics import synthesizer_error
 from sklearn_privsyn.product_mixture import (
     ProductMixture,
     fit_product_mixture,
@@ -172,6 +175,8 @@ def test_products_fitted_answers_are_the_mixture_answers():
     assert answers.shape == (est.workload_.n_queries_,)
     sample = est.workload_.encode(est.sample(20000, random_state=0))
     assert np.abs(est.workload_.answer_codes(sample) - answers).max() < 0.03
+    error = synthesizer_error(est, data())
+    assert error.max_error == pytest.approx(np.abs(est.workload_.answer(data()) - answers).max())
 
 
 def test_products_verbose_shows_a_progress_bar(capsys):
@@ -182,3 +187,32 @@ def test_products_verbose_shows_a_progress_bar(capsys):
 def test_bad_representation_is_rejected():
     with pytest.raises(ValueError, match="representation"):
         fit(representation="points")
+
+
+@pytest.mark.parametrize("n, rho, M, rounds", [
+    (48842, 0.000167, 64, 1), (48842, 0.0143, 64, 1), (7000, 0.018, 64, 1), (1000, 3e-4, 64, 2),
+    (400, 5.0, 10, 1),
+])
+def test_default_representation_rule(n, rho, M, rounds):
+    sigma_all = math.sqrt(M / rho) / n
+    expected = "products" if rounds == 1 and sigma_all >= 0.005 else "records"
+    assert adaptive_default_representation(n, rho, M, rounds) == expected
+
+
+def test_auto_representation_follows_the_rule():
+    chosen = set()
+    for epsilon in (0.3, 30.0):
+        est = fit(rounds=1, representation="auto", epsilon=epsilon)
+        M = len(est.workload_.marginals_)
+        assert est.representation_ == adaptive_default_representation(400, est.rho_, M, 1)
+        assert hasattr(est, "records_") == (est.representation_ == "records")
+        chosen.add(est.representation_)
+    assert chosen == {"records", "products"}
+
+
+def test_products_zero_test_is_post_processing():
+    with_test = fit(rounds=1, representation="products", zero_test=2.0)
+    without = fit(rounds=1, representation="products", zero_test=None)
+    assert with_test.ledger_.entries == without.ledger_.entries
+    np.testing.assert_array_equal(with_test.measurements_, without.measurements_)
+    assert not np.array_equal(with_test.component_weights_, without.component_weights_)
