@@ -213,15 +213,16 @@ class AdaptiveProjection(BaseSynthesizer):
         ``None`` in adaptive rounds, where on generated tables it lost, and
         with ``representation="products"``, where a given ``z`` continues
         the fit against the zeroed answers. Post-processing: no privacy cost.
-    representation : {"records", "products", "auto"}, default="records"
+    representation : {"records", "products", "auto"}, default="auto"
         What the noisy answers are projected onto: weighted records
         (:class:`~sklearn_privsyn.projection.Projection`) or a mixture of
         product distributions
         (:class:`~sklearn_privsyn.product_mixture.ProductMixture`).
         ``"auto"`` uses :func:`adaptive_default_representation` (public
         quantities only).
-    n_components : int, default=32
-        Components of the mixture of products (``representation="products"``).
+    n_components : int, default=8
+        Components of the mixture of products (``representation="products"``);
+        chosen on generated tables (see the docs).
     solver : {"highs", "pulp", "heuristic", "brute"} or oracle, default="highs"
         The oracle that prices records when the coordinate descent finds none.
     conversion : {"cks", "classic"}, default="cks"
@@ -304,8 +305,8 @@ class AdaptiveProjection(BaseSynthesizer):
         tol=0.005,
         time_limit=None,
         zero_test="auto",
-        representation="records",
-        n_components=32,
+        representation="auto",
+        n_components=8,
         solver="highs",
         conversion="cks",
         random_state=None,

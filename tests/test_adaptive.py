@@ -152,7 +152,7 @@ def domain_workload(n_cols=5, size=4, k=3):
 def fit(X=None, **params):
     X = data() if X is None else X
     defaults = dict(epsilon=1.0, workload=domain_workload(), solver="heuristic", max_iter=20,
-                    random_state=0)
+                    representation="records", random_state=0)
     return AdaptiveProjection(**{**defaults, **params}).fit(X)
 
 
@@ -313,12 +313,13 @@ def test_default_rounds_rule():
     assert adaptive_default_rounds(5000, 0.0005, 3, noise_level=0.3) == 1
 
 
-def test_accuracy_beats_the_noise_on_a_structured_table():
+@pytest.mark.parametrize("representation", ["records", "products"])
+def test_accuracy_beats_the_noise_on_a_structured_table(representation):
     X = data(n=3000)
-    est = fit(X, epsilon=1.0, rounds=1, max_iter=60)
+    est = fit(X, epsilon=1.0, rounds=1, max_iter=60, representation=representation)
     true = est.workload_.answer(X)
     noise = np.abs(est.measurements_ - true).max()
-    fitted = np.abs(est.workload_.answer_codes(est.records_, est.weights_) - true).max()
+    fitted = np.abs(est.fitted_answers() - true).max()
     assert fitted < noise
     sample = est.workload_.answer(est.sample(3000))
     assert np.abs(sample - true).max() < noise
@@ -379,7 +380,8 @@ def test_verbose_shows_a_progress_bar(capsys):
 
 
 @parametrize_with_checks(
-    [AdaptiveProjection(epsilon=1.0, rounds=1, max_iter=2, solver="heuristic", random_state=0)],
+    [AdaptiveProjection(epsilon=1.0, rounds=1, max_iter=2, representation=r, solver="heuristic",
+                        random_state=0) for r in ("records", "products")],
     expected_failed_checks=lambda est: {},
 )
 def test_sklearn_compatible(estimator, check):

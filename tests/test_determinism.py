@@ -75,7 +75,7 @@ def test_different_random_states_differ():
 
 @pytest.mark.parametrize("rounds", [1, 3])
 def test_adaptive_projection_same_seed_same_synthetic_data(rounds):
-    params = dict(epsilon=1.0, workload=workload(), rounds=rounds, max_iter=15,
+    params = dict(epsilon=1.0, workload=workload(), rounds=rounds, max_iter=15, representation="records",
                   solver=HighsOracle(), random_state=0)
     first = AdaptiveProjection(**params).fit(data())
     assert_same_fit(first, AdaptiveProjection(**params).fit(data()))

@@ -135,7 +135,7 @@ ESTIMATORS = {
                                    solver="brute", **kw),
     "MWEM": lambda **kw: MWEM(selection_share=0.3, **kw),
     "AdaptiveProjection": lambda **kw: AdaptiveProjection(rounds=1, max_iter=10, solver="brute",
-                                                          **kw),
+                                                          representation="records", **kw),
     "AdaptiveProjection-rounds": lambda **kw: AdaptiveProjection(rounds=4, max_iter=10,
                                                                  solver="brute", **kw),
     "AdaptiveProjection-products": lambda **kw: AdaptiveProjection(
@@ -696,7 +696,8 @@ def _adaptive_gaussian_audit(rounds):
     share = 1.0 if rounds == 1 else 0.5 / rounds
     epsilon = rho_to_epsilon(GAUSSIAN_RHO / share, 1 / N_AUDIT**2, method="cks")
     est = AdaptiveProjection(epsilon=epsilon, workload=workload,
-                             rounds=rounds, selection_share=0.5, max_iter=10, solver="brute")
+                             rounds=rounds, selection_share=0.5, max_iter=10, solver="brute",
+                             representation="records")
     mu = math.sqrt(2 * GAUSSIAN_RHO)
     return dict(est=est, D=D, D2=D2, more="D2", bound=gaussian_mu_lower_bound, max_alpha=0.01,
                 claim=mu, claim_of=_gaussian_claim, stub="reduced" if rounds == 1 else "always",
