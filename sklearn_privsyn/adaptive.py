@@ -24,7 +24,7 @@ from .privacy import (
     gaussian_sigma,
 )
 from .product_mixture import ProductMixture, sample_product_mixture
-from .projection import Projection
+from .projection import Projection, zeroed_targets
 
 __all__ = ["AdaptiveProjection", "adaptive_default_representation", "adaptive_default_rounds"]
 
@@ -403,7 +403,9 @@ class AdaptiveProjection(BaseSynthesizer):
                 if self.zero_test_ is not None:
                     with np.errstate(divide="ignore"):
                         variances = 1.0 / projection.precision
-                    projection.update_targets(_zeroed(projection, self.zero_test_), variances)
+                    projection.update_targets(
+                        zeroed_targets(projection.target, projection.precision, self.zero_test_),
+                        variances)
                     result = projection.run(max_iter=self.max_iter)
                 return result
             return projection.run(max_iter=self.max_iter, tol=self.tol,
@@ -525,9 +527,3 @@ def _reporter(bar):
 
     return update
 
-
-def _zeroed(projection, z):
-    """The projection's targets with those below ``z`` noise sd set to zero."""
-    with np.errstate(divide="ignore"):
-        sd = 1.0 / np.sqrt(projection.precision)
-    return np.where(projection.target < z * sd, 0.0, projection.target)

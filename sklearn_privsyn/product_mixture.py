@@ -38,7 +38,7 @@ from scipy.optimize import minimize
 
 from ._base import allocate_counts
 from ._random import make_generator
-from .projection import MarginalCells
+from .projection import MarginalCells, checked_targets
 
 __all__ = ["ProductMixture", "ProductMixtureResult", "fit_product_mixture",
            "sample_product_mixture"]
@@ -147,16 +147,8 @@ class ProductMixture:
     # -- targets -----------------------------------------------------------------
     def update_targets(self, noisy, variances):
         """Set the noisy answers and their variances (``inf``: not measured)."""
-        Q = self.n_cells
-        noisy = np.broadcast_to(np.asarray(noisy, dtype=float), (Q,))
-        variances = np.broadcast_to(np.asarray(variances, dtype=float), (Q,))
-        if np.any(~(variances > 0)):
-            raise ValueError("variances must be positive (inf for cells not measured).")
-        precision = 1.0 / variances
-        if not np.all(np.isfinite(noisy) | (precision == 0)):
-            raise ValueError("noisy answers must be finite where measured.")
+        precision, self.target = checked_targets(noisy, variances, self.n_cells)
         self.precision = precision
-        self.target = np.where(precision > 0, noisy, 0.0)
         self._measured = [
             m for m in range(len(self.marginals))
             if np.any(precision[self.offsets[m]:self.offsets[m + 1]] > 0)

@@ -145,6 +145,25 @@ class ProjectionResult:
     seconds: float
 
 
+def checked_targets(noisy, variances, n_cells):
+    """Precisions ``1 / var`` and targets (0 where not measured) of noisy answers, checked."""
+    noisy = np.broadcast_to(np.asarray(noisy, dtype=float), (n_cells,))
+    variances = np.broadcast_to(np.asarray(variances, dtype=float), (n_cells,))
+    if np.any(~(variances > 0)):
+        raise ValueError("variances must be positive (inf for cells not measured).")
+    precision = 1.0 / variances
+    if not np.all(np.isfinite(noisy) | (precision == 0)):
+        raise ValueError("noisy answers must be finite where measured.")
+    return precision, np.where(precision > 0, noisy, 0.0)
+
+
+def zeroed_targets(target, precision, z):
+    """``target`` with every answer below ``z`` noise standard deviations set to zero."""
+    with np.errstate(divide="ignore"):
+        sd = 1.0 / np.sqrt(precision)  # inf where not measured
+    return np.where(target < z * sd, 0.0, target)
+
+
 def _project_simplex(v):
     """Euclidean projection of ``v`` onto the probability simplex."""
     u = np.sort(v)[::-1]
@@ -224,16 +243,7 @@ class Projection:
     # -- targets -----------------------------------------------------------------
     def update_targets(self, noisy, variances):
         """Set the noisy answers and their variances (``inf``: not measured)."""
-        Q = self.index.n_cells
-        noisy = np.broadcast_to(np.asarray(noisy, dtype=float), (Q,))
-        variances = np.broadcast_to(np.asarray(variances, dtype=float), (Q,))
-        if np.any(~(variances > 0)):
-            raise ValueError("variances must be positive (inf for cells not measured).")
-        precision = 1.0 / variances
-        if not np.all(np.isfinite(noisy) | (precision == 0)):
-            raise ValueError("noisy answers must be finite where measured.")
-        self.precision = precision
-        self.target = np.where(precision > 0, noisy, 0.0)
+        self.precision, self.target = checked_targets(noisy, variances, self.index.n_cells)
 
 
     # -- objective ---------------------------------------------------------------
@@ -367,9 +377,7 @@ class Projection:
         """
         if len(self.weights) == 0:
             return
-        with np.errstate(divide="ignore"):
-            sd = 1.0 / np.sqrt(self.precision)  # inf where not measured
-        target = np.where(self.target < z * sd, 0.0, self.target)
+        target = zeroed_targets(self.target, self.precision, z)
         weights = _simplex_qp(self.cells, self.precision, target, self.weights, qp_iter, 1e-9)
         self.weights = weights
         self._prune(weights > 0)
