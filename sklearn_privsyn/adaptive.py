@@ -107,12 +107,13 @@ def adaptive_default_representation(n, rho, n_marginals, rounds, products_noise=
     Chosen on generated tables (latent-class and Bayesian-network tables,
     with and without dominant values; ``benchmarks/bench_adaptive.py --data
     generated --generator ... --representation records products``): measured
-    all at once, the mixture of products had 20-40% lower mean error than
-    the records at every noise level, and a max error as low at
-    ``sigma_all`` of 0.008 and above, but up to three times the records' at
-    0.0014 (48,842 rows, ``epsilon = 1``), where the records fit the large
-    cells that a few products cannot; in adaptive rounds (few marginals
-    measured) the records had the lower max error.
+    all at once, the mixture of products had 15-42% lower mean error than
+    the records at every noise level, and as low a max error (within the
+    seeds' spread) at ``sigma_all`` of 0.0085 and above, but 1.8 to 3.6
+    times the records' at 0.0014 (48,842 rows, ``epsilon = 1``), where the
+    records fit the large cells that a few products cannot; in adaptive
+    rounds (few marginals measured) the records had the lower max error in
+    11 of 12 settings.
 
     Parameters
     ----------
