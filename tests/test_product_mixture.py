@@ -216,3 +216,10 @@ def test_products_zero_test_is_post_processing():
     assert with_test.ledger_.entries == without.ledger_.entries
     np.testing.assert_array_equal(with_test.measurements_, without.measurements_)
     assert not np.array_equal(with_test.component_weights_, without.component_weights_)
+
+
+def test_products_time_limit_stops_the_fit_with_the_last_iterate():
+    est = fit(rounds=1, representation="products", max_iter=1000, time_limit=1e-9)
+    assert est.projection_stop_ == "time_limit"
+    assert est.n_iter_ == 1
+    assert est.component_weights_.sum() == pytest.approx(1.0)
