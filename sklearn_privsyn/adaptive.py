@@ -147,7 +147,7 @@ def adaptive_default_representation(n, rho, n_marginals, rounds, products_noise=
 
 
 class AdaptiveProjection(BaseSynthesizer):
-    """Gaussian measurements of the workload's marginals, projected onto records.
+    """Gaussian measurements of the workload's marginals, projected onto records or products.
 
     **Measure.** With ``rounds_ == 1`` every marginal of the workload is
     measured once by one Gaussian mechanism: under replace-one neighbours a
@@ -178,6 +178,9 @@ class AdaptiveProjection(BaseSynthesizer):
     categorical distribution per column and component, minimising the same
     objective by L-BFGS), and :meth:`sample` draws each row from it (a
     component, then every column independently). Also post-processing.
+    The default ``representation="auto"`` does so when every marginal is
+    measured at once with noise of standard deviation at least 0.005 a cell
+    (:func:`adaptive_default_representation`), and uses records otherwise.
 
     ``rounds=None`` uses :func:`adaptive_default_rounds`.
 
