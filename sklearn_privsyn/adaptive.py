@@ -8,6 +8,7 @@ answers onto a weighted set of synthetic records
 time-outs or failures change accuracy, never the privacy guarantee.
 """
 
+import dataclasses
 import math
 from numbers import Integral, Real
 
@@ -405,12 +406,16 @@ class AdaptiveProjection(BaseSynthesizer):
                 result = projection.run(max_iter=max_iter, time_limit=self.time_limit,
                                         progress=None if bar is None else _reporter(bar))
                 if self.zero_test_ is not None:
+                    # continue against the zeroed answers; report the objective against
+                    # the measured ones, as the records' re-weighting does
+                    noisy, precision = projection.target, projection.precision
                     with np.errstate(divide="ignore"):
-                        variances = 1.0 / projection.precision
+                        variances = 1.0 / precision
                     projection.update_targets(
-                        zeroed_targets(projection.target, projection.precision, self.zero_test_),
-                        variances)
+                        zeroed_targets(noisy, precision, self.zero_test_), variances)
                     result = projection.run(max_iter=self.max_iter)
+                    projection.update_targets(noisy, variances)
+                    result = dataclasses.replace(result, objective=projection.objective())
                 return result
             return projection.run(max_iter=self.max_iter, tol=self.tol,
                                   time_limit=self.time_limit, zero_test=self.zero_test_,

@@ -216,6 +216,12 @@ def test_products_zero_test_is_post_processing():
     assert with_test.ledger_.entries == without.ledger_.entries
     np.testing.assert_array_equal(with_test.measurements_, without.measurements_)
     assert not np.array_equal(with_test.component_weights_, without.component_weights_)
+    # the objective is reported against the measured answers, not the zeroed ones
+    mixture = ProductMixture(with_test.workload_, with_test.measurements_,
+                             with_test.measurement_variances_, n_components=4)
+    mixture.x = np.concatenate([np.log(with_test.component_weights_),
+                                np.log(np.hstack(with_test.component_tables_)).ravel()])
+    assert with_test.projection_objective_ == pytest.approx(mixture.objective(), rel=1e-9)
 
 
 def test_products_time_limit_stops_the_fit_with_the_last_iterate():
