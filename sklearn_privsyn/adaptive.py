@@ -55,7 +55,10 @@ def adaptive_default_rounds(n, rho, n_marginals, selection_share=0.1, noise_leve
     about that noise level: ``T`` rounds at ``(1 - selection_share) rho / T``
     each give ``sigma = sqrt(T / ((1 - selection_share) rho)) / n``, so
     ``T = floor((1 - selection_share) rho (n noise_level)**2)``, clipped to
-    ``[2, min(M, max_rounds)]``. Only public quantities enter: ``n`` (public
+    ``[2, min(M, max_rounds)]``. When ``T`` is 0, even the whole budget
+    cannot measure one marginal at that noise level, and 0 is returned:
+    measure only every column's 1-way marginal, with the whole budget, and
+    fit the independence model. Only public quantities enter: ``n`` (public
     under replace-one neighbours), ``rho`` and the number of marginals.
     ``noise_level`` and ``max_rounds`` were chosen on generated tables
     (``benchmarks/bench_adaptive.py --data generated``): runs with 2 to 8
@@ -80,7 +83,8 @@ def adaptive_default_rounds(n, rho, n_marginals, selection_share=0.1, noise_leve
     Returns
     -------
     rounds : int
-        1 for measure-everything, else the number of adaptive rounds.
+        0 for the 1-way marginals only, 1 for measure-everything, else the
+        number of adaptive rounds.
 
     Examples
     --------
@@ -90,10 +94,14 @@ def adaptive_default_rounds(n, rho, n_marginals, selection_share=0.1, noise_leve
     3
     >>> adaptive_default_rounds(48842, 0.000167, 278)
     8
+    >>> adaptive_default_rounds(1000, 0.000321, 64)
+    0
     """
     if math.sqrt(n_marginals / rho) / n <= noise_level:
         return 1
     T = int(math.floor((1.0 - selection_share) * rho * (n * noise_level) ** 2))
+    if T == 0:
+        return 0
     return int(min(n_marginals, max_rounds, max(2, T)))
 
 
@@ -114,7 +122,9 @@ def adaptive_default_representation(n, rho, n_marginals, rounds, products_noise=
     times the records' at 0.0014 (48,842 rows, ``epsilon = 1``), where the
     records fit the large cells that a few products cannot; in adaptive
     rounds (few marginals measured) the records had the lower max error in
-    11 of 12 settings.
+    11 of 12 settings. With only the 1-way marginals measured
+    (``rounds == 0``) it is products: one product distribution, the
+    independence model.
 
     Parameters
     ----------
@@ -125,7 +135,7 @@ def adaptive_default_representation(n, rho, n_marginals, rounds, products_noise=
     n_marginals : int
         Number of workload marginals ``M``.
     rounds : int
-        Rounds of measurement (1: every marginal at once).
+        Rounds of measurement (0: 1-way marginals only, 1: every marginal at once).
     products_noise : float, default=0.005
         Smallest ``sigma_all`` at which products are used.
 
@@ -139,9 +149,11 @@ def adaptive_default_representation(n, rho, n_marginals, rounds, products_noise=
     'products'
     >>> adaptive_default_representation(48842, 0.0143, 64, 1)
     'records'
-    >>> adaptive_default_representation(1000, 0.000321, 64, 2)
+    >>> adaptive_default_representation(7000, 0.000221, 64, 3)
     'records'
     """
+    if rounds == 0:
+        return "products"
     if rounds == 1 and math.sqrt(n_marginals / rho) / n >= products_noise:
         return "products"
     return "records"
@@ -165,7 +177,12 @@ class AdaptiveProjection(BaseSynthesizer):
     answers (sensitivity ``2 / n``) minus the L1 noise expected from
     measuring it (public), and measures it with the rest (sensitivity
     ``sqrt(2) / n``). A marginal measured twice keeps the inverse-variance
-    average of its measurements.
+    average of its measurements. With ``rounds_ == 0`` the whole budget
+    measures the 1-way marginals (one Gaussian mechanism, sensitivity
+    ``sqrt(2 d) / n``) and nothing else, and they are fitted by a single
+    product distribution (the independence model): where even the whole
+    budget cannot measure one workload marginal usefully, this beat spending
+    part of it on one.
 
     **Project.** The noisy answers are turned into weighted records by
     :class:`~sklearn_privsyn.projection.Projection`: the distribution over
@@ -195,8 +212,9 @@ class AdaptiveProjection(BaseSynthesizer):
         The marginals to measure; cloned. ``None`` means all 3-way marginals
         with the domain read from the data (which warns).
     rounds : int, default=None
-        1 measures every marginal at once; ``T > 1`` measures ``T`` marginals
-        chosen adaptively; ``None`` derives it.
+        1 measures every marginal at once; ``T > 1`` measures every 1-way
+        marginal, then ``T - 1`` marginals chosen adaptively; 0 measures
+        only the 1-way marginals; ``None`` derives it.
     selection_share : float, default=0.1
         Share of each adaptive round's budget spent on choosing the marginal.
     max_iter : int, default=100
@@ -227,7 +245,9 @@ class AdaptiveProjection(BaseSynthesizer):
         quantities only).
     n_components : int, default=8
         Components of the mixture of products (``representation="products"``);
-        chosen on generated tables (see the docs).
+        chosen on generated tables (see the docs). With ``rounds_ == 0``
+        one component is fitted whatever its value: 1-way answers alone say
+        nothing about how columns go together.
     solver : {"highs", "pulp", "heuristic", "brute"} or oracle, default="highs"
         The oracle that prices records when the coordinate descent finds none.
     conversion : {"cks", "classic"}, default="cks"
@@ -241,7 +261,7 @@ class AdaptiveProjection(BaseSynthesizer):
     Attributes
     ----------
     rounds_ : int
-        Rounds used (1: every marginal measured at once).
+        Rounds used (0: 1-way marginals only; 1: every marginal measured at once).
     zero_test_ : float or None
         The final re-weighting's threshold used (``zero_test`` resolved).
     measured_marginals_ : ndarray of int
@@ -287,7 +307,7 @@ class AdaptiveProjection(BaseSynthesizer):
 
     _parameter_constraints: dict = {
         **BaseSynthesizer._parameter_constraints,
-        "rounds": [Interval(Integral, 1, None, closed="left"), None],
+        "rounds": [Interval(Integral, 0, None, closed="left"), None],
         "selection_share": [Interval(Real, 0, 1, closed="neither")],
         "max_iter": [Interval(Integral, 1, None, closed="left")],
         "tol": [Interval(Real, 0, None, closed="left")],
@@ -339,7 +359,8 @@ class AdaptiveProjection(BaseSynthesizer):
         offsets = workload.marginal_offsets_
         marginal_cells = np.diff(offsets)
         M = len(marginal_cells)
-        rounds = self.rounds or adaptive_default_rounds(n, self.rho_, M, self.selection_share)
+        rounds = (adaptive_default_rounds(n, self.rho_, M, self.selection_share)
+                  if self.rounds is None else self.rounds)
         self.rounds_ = int(rounds)
         self.representation_ = (
             adaptive_default_representation(n, self.rho_, M, self.rounds_)
@@ -387,7 +408,8 @@ class AdaptiveProjection(BaseSynthesizer):
 
     def _new_projection(self, noisy, variances, extra, session, rng):
         if self.representation_ == "products":
-            return ProductMixture(self.workload_, noisy, variances, n_components=self.n_components,
+            n_components = 1 if self.rounds_ == 0 else self.n_components
+            return ProductMixture(self.workload_, noisy, variances, n_components=n_components,
                                   extra_marginals=extra, random_state=rng)
         return Projection(self.workload_, noisy, variances, extra_marginals=extra,
                           session=session, random_state=rng)
@@ -470,7 +492,7 @@ class AdaptiveProjection(BaseSynthesizer):
                   project_rng):
         """Measure every 1-way marginal, then ``rounds - 1`` rounds of select, measure, re-project.
 
-        The first round's share measures the 1-way marginal of every column
+        The first round's share (the whole budget when ``rounds == 0``) measures the 1-way marginal of every column
         (sensitivity ``sqrt(2 d) / n`` for ``d`` columns), so that columns
         the later rounds never measure are still spread as the data are
         (without them a mixture of few records puts each such column on one
@@ -489,7 +511,7 @@ class AdaptiveProjection(BaseSynthesizer):
         ])
         precision = np.zeros(Q + len(one_way_true))
         weighted_sum = np.zeros(Q + len(one_way_true))
-        round_rho = self.rho_ * (1.0 - _BUDGET_MARGIN) / rounds
+        round_rho = self.rho_ * (1.0 - _BUDGET_MARGIN) / max(rounds, 1)
 
         sensitivity = math.sqrt(2.0 * len(sizes)) / n
         sigma = gaussian_sigma(sensitivity, round_rho)
@@ -498,6 +520,9 @@ class AdaptiveProjection(BaseSynthesizer):
         precision[Q:] = 1.0 / sigma**2
         weighted_sum[Q:] = noisy / sigma**2
         projection = self._projection(weighted_sum, precision, session, project_rng)
+        self.measured_marginals_ = np.zeros(0, dtype=np.intp)
+        if rounds == 0:
+            return projection
         self._run_projection(projection, final=False)
 
         select_epsilon = math.sqrt(8.0 * self.selection_share * round_rho)

@@ -253,6 +253,32 @@ def test_adaptive_rounds_run_exactly_the_mechanisms_they_charge(rounds, share, m
     assert len(est.one_way_measurements_) == len(one_way)
 
 
+@pytest.mark.parametrize("representation", ["auto", "records"])
+def test_rounds_zero_measures_only_the_one_way_marginals_with_the_whole_budget(representation,
+                                                                               monkeypatch):
+    X = data()
+    select = Recorder(adaptive_module.exponential_mechanism)
+    gauss = Recorder(adaptive_module.gaussian_mechanism)
+    monkeypatch.setattr(adaptive_module, "exponential_mechanism", select)
+    monkeypatch.setattr(adaptive_module, "gaussian_mechanism", gauss)
+    est = fit(X, rounds=0, representation=representation)
+    n, d = len(X), X.shape[1]
+    rho = epsilon_to_rho(1.0, 1 / n**2)
+    [(values, sensitivity, sigma, _)] = gauss.calls
+    assert select.calls == []
+    assert len(values) == sum(est.workload_.layout_.block_sizes)
+    assert sensitivity == pytest.approx(math.sqrt(2 * d) / n)
+    assert sigma == pytest.approx(math.sqrt(2 * d) / n / math.sqrt(2 * rho), rel=1e-8)
+    assert totals(est) == {"gaussian_mechanism": (1, pytest.approx(rho, rel=1e-8))}
+    assert est.ledger_.rho_spent <= est.rho_
+    assert np.all(np.isnan(est.measurements_)) and len(est.measured_marginals_) == 0
+    assert est.rounds_ == 0
+    if representation == "auto":  # the independence model: one product distribution
+        assert est.representation_ == "products"
+        assert est.component_weights_.shape == (1,)
+    assert est.sample(50).shape == (50, d)
+
+
 def test_selection_score_sensitivity_is_two_over_n():
     # the L1 error of a marginal against fixed synthetic answers moves by at most 2/n
     X = data(n=10, n_cols=3, size=3)
@@ -301,15 +327,18 @@ def test_measurement_noise_is_gaussian_with_the_charged_sigma(rounds, monkeypatc
 def test_default_rounds_rule():
     assert adaptive_default_rounds(48842, epsilon_to_rho(1.0, 48842.0**-2), 64) == 1
     rho = epsilon_to_rho(0.1, 1000.0**-2)
-    rounds = adaptive_default_rounds(1000, rho, 64)
-    assert rounds == 2  # the formula gives fewer, clipped to the least adaptive schedule
+    # the whole budget measures one marginal above noise_level: 1-way marginals only
+    assert math.sqrt(1 / (0.9 * rho)) / 1000 > 0.02
+    assert adaptive_default_rounds(1000, rho, 64) == 0
+    rho = 1.05 / (0.9 * (1000 * 0.02) ** 2)
+    assert adaptive_default_rounds(1000, rho, 64) == 2  # T = 1, clipped to the least adaptive
     # T such that each of T measurements has sigma = noise_level, within the clip
     T = adaptive_default_rounds(7000, 0.001, 64, selection_share=0.1, noise_level=0.02,
                                 max_rounds=100)
     assert T == math.floor(0.9 * 0.001 * (7000 * 0.02) ** 2) == 17
     assert adaptive_default_rounds(7000, 0.001, 64) == 8  # at most max_rounds
-    # never more rounds than marginals
-    assert adaptive_default_rounds(7000, 0.003, 5, noise_level=0.0001) == 2
+    # a noise level the whole budget cannot reach on one marginal: 1-way marginals only
+    assert adaptive_default_rounds(7000, 0.003, 5, noise_level=0.0001) == 0
     assert adaptive_default_rounds(5000, 0.0005, 3, noise_level=0.3) == 1
 
 
