@@ -14,10 +14,16 @@ value per column, eps 0.1 and 1, 5 seeds) and prints two markdown tables:
   mean is at most it ("yes" / "no"; "-" when the candidate or any reference is
   incomplete).
 
+Several CSVs are read as one, in the order given: a row of a later file
+replaces every earlier row (of an earlier file, or earlier in the same file)
+with the same (dataset, epsilon, algorithm, seed), so new rows of an
+algorithm (new defaults, a rerun of a time-out) can go in a file of their own
+and be passed after the one they supersede.
+
 Usage::
 
     python benchmarks/small_tables.py benchmarks/small_tables/runs.csv \\
-        --candidates adaptiveprojection
+        benchmarks/small_tables/adaptive_runs.csv --candidates adaptive
 """
 
 import argparse
@@ -43,6 +49,14 @@ FIGURES = [
 #: The figures a candidate is compared on (lower is better).
 COMPARED = ("sample_max_error", "sample_mean_error", "sample_mean_tvd")
 KEYS = ["dataset", "epsilon"]
+#: What identifies a run across CSVs: a later row with the same values replaces earlier ones.
+RUN_KEYS = KEYS + ["algorithm", "seed"]
+
+
+def read_runs(paths):
+    """The runner CSVs ``paths`` as one frame: per ``RUN_KEYS``, the last row read wins."""
+    df = pd.concat([load_runs(path) for path in paths], ignore_index=True)
+    return df.drop_duplicates(RUN_KEYS, keep="last").reset_index(drop=True)
 
 
 def setting_stats(df, n_seeds=5):
@@ -130,14 +144,15 @@ def verdicts_markdown(table):
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("csv", nargs="+", help="runner CSVs (read together)")
+    parser.add_argument("csv", nargs="+",
+                        help="runner CSVs, read together in this order: a row of a later file "
+                             "replaces earlier rows with the same (dataset, epsilon, "
+                             "algorithm, seed)")
     parser.add_argument("--candidates", nargs="*", default=[])
     parser.add_argument("--references", nargs="+", default=["fem", "aim"])
     parser.add_argument("--seeds", type=int, default=5, help="runs a complete setting has")
     args = parser.parse_args(argv)
-    df = pd.concat([load_runs(path) for path in args.csv], ignore_index=True)
-    df = df.drop_duplicates("run_id", keep="last")
-    stats = setting_stats(df, args.seeds)
+    stats = setting_stats(read_runs(args.csv), args.seeds)
     print(stats_markdown(stats))
     if args.candidates:
         print(verdicts_markdown(verdicts(stats, args.candidates, args.references)))

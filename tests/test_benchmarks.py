@@ -515,6 +515,26 @@ def test_small_tables_verdict_needs_every_seed_and_the_better_reference(tmp_path
     assert "1 / 1 (timeout)" in small.stats_markdown(stats)
 
 
+def test_small_tables_rows_of_later_csvs_replace_earlier_rows_of_the_same_run(tmp_path):
+    small = _load("privsyn_bench_small_tables", "small_tables.py")
+    base = {c: "" for c in run.COLUMNS}
+
+    def write(path, rows):
+        for run_id, algorithm, seed, err in rows:
+            run.append_row(path, {**base, "run_id": run_id, "algorithm": algorithm,
+                                  "dataset": "g", "epsilon": 1.0, "seed": seed,
+                                  "sample_max_error": err, "status": "ok"})
+
+    old, new = tmp_path / "runs.csv", tmp_path / "adaptive_runs.csv"
+    write(old, [("a0", "ap", 0, 0.5), ("a1", "ap", 1, 0.6), ("f0", "fem", 0, 0.3)])
+    # new defaults: a new run_id (other params) for the same (dataset, epsilon, algorithm, seed)
+    write(new, [("b0", "ap", 0, 0.1), ("b0", "ap", 0, 0.2)])
+    runs = small.read_runs([old, new]).set_index(["algorithm", "seed"])["sample_max_error"]
+    assert runs.to_dict() == {("ap", 0): 0.2, ("ap", 1): 0.6, ("fem", 0): 0.3}
+    assert small.read_runs([new, old]).set_index(["algorithm", "seed"]).loc[
+        ("ap", 0), "sample_max_error"] == 0.5
+
+
 def test_resample_baseline_answers_n_real_rows_drawn_with_replacement():
     frame = _tiny_frame()
     workload = QueryWorkload(domain=DOMAIN, k=2, n_marginals=4, max_cells=N_ROWS,
