@@ -2,7 +2,7 @@
 
 Reads the runner's CSV of ``benchmarks/configs/small_tables.toml`` (generated
 tables on ADULT's schema, n = 1,000 and 7,000, with and without a dominant
-value per column, eps 0.1 and 1, 5 seeds) and prints two markdown tables:
+value per column, eps 0.1 and 1, 5 seeds) and prints markdown tables:
 
 * per setting (dataset, epsilon) and algorithm, the mean (sd) over seeds of
   max error, mean error and mean per-marginal TVD of the rows ``sample(n)``
@@ -12,7 +12,10 @@ value per column, eps 0.1 and 1, 5 seeds) and prints two markdown tables:
 * per setting and candidate (``--candidates``), each figure's best reference
   mean (``--references``, default FEM and AIM) and whether the candidate's
   mean is at most it ("yes" / "no"; "-" when the candidate or any reference is
-  incomplete).
+  incomplete);
+* with ``--candidates``, per setting, candidate and reference, on how many of
+  the seeds both ran the candidate's figure is at most the reference's (each
+  seed draws one table that every algorithm fits, so this pairs them).
 
 Several CSVs are read as one, in the order given: a row of a later file
 replaces every earlier row (of an earlier file, or earlier in the same file)
@@ -141,6 +144,37 @@ def verdicts_markdown(table):
     return "\n".join(lines) + "\n"
 
 
+def seed_wins(df, candidates, references=("fem", "aim")):
+    """Per setting, candidate and reference: seeds where both ran ok, and per figure the
+    number of those seeds where the candidate's value is at most the reference's."""
+    ok = df[df["status"] == "ok"]
+    rows = []
+    for key, frame in ok.groupby(KEYS, sort=True):
+        for candidate in candidates:
+            mine = frame[frame["algorithm"] == candidate].set_index("seed")
+            for reference in references:
+                theirs = frame[frame["algorithm"] == reference].set_index("seed")
+                seeds = mine.index.intersection(theirs.index)
+                row = dict(zip(KEYS, key), candidate=candidate, reference=reference,
+                           seeds=len(seeds))
+                for column in COMPARED:
+                    row[column] = int((mine.loc[seeds, column]
+                                       <= theirs.loc[seeds, column]).sum())
+                rows.append(row)
+    return pd.DataFrame(rows)
+
+
+def seed_wins_markdown(table):
+    heads = " | ".join(f"{h}: seeds at most" for c, h, _ in FIGURES if c in COMPARED)
+    lines = [f"| dataset | eps | candidate | reference | {heads} |",
+             "|" + "---|" * (4 + len(COMPARED))]
+    for row in table.to_dict("records"):
+        cells = " | ".join(f"{row[c]} / {row['seeds']}" for c in COMPARED)
+        lines.append(f"| {row['dataset']} | {row['epsilon']:g} | {row['candidate']} | "
+                     f"{row['reference']} | {cells} |")
+    return "\n".join(lines) + "\n"
+
+
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -152,10 +186,12 @@ def main(argv=None):
     parser.add_argument("--references", nargs="+", default=["fem", "aim"])
     parser.add_argument("--seeds", type=int, default=5, help="runs a complete setting has")
     args = parser.parse_args(argv)
-    stats = setting_stats(read_runs(args.csv), args.seeds)
+    runs = read_runs(args.csv)
+    stats = setting_stats(runs, args.seeds)
     print(stats_markdown(stats))
     if args.candidates:
         print(verdicts_markdown(verdicts(stats, args.candidates, args.references)))
+        print(seed_wins_markdown(seed_wins(runs, args.candidates, args.references)))
     return 0
 
 

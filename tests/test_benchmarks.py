@@ -513,6 +513,11 @@ def test_small_tables_verdict_needs_every_seed_and_the_better_reference(tmp_path
     partial = small.verdicts(stats, ["ap"], references=("fem", "aim", "slow"))
     assert list(partial["sample_max_error_ok"]) == ["-"]  # a reference is incomplete
     assert "1 / 1 (timeout)" in small.stats_markdown(stats)
+    wins = small.seed_wins(plots.load_runs(out), ["ap", "slow"]).set_index(
+        ["candidate", "reference"])
+    assert wins.loc[("ap", "aim"), ["seeds", "sample_max_error"]].tolist() == [2, 1]
+    assert wins.loc[("ap", "fem"), ["seeds", "sample_max_error"]].tolist() == [2, 2]
+    assert wins.loc[("slow", "aim"), ["seeds", "sample_max_error"]].tolist() == [1, 1]
 
 
 def test_small_tables_rows_of_later_csvs_replace_earlier_rows_of_the_same_run(tmp_path):
