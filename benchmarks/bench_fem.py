@@ -53,7 +53,7 @@ def main(argv=None):
     parser.add_argument("--noise-scale", type=float, default=None)
     parser.add_argument("--samples", type=int, default=50)
     parser.add_argument("--keep", type=float, default=0.5)
-    parser.add_argument("--solver", default="highs")
+    parser.add_argument("--solver", default=None, help="oracle (default: the estimator's)")
     parser.add_argument("--n-jobs", type=int, default=None)
     parser.add_argument("--verbose", type=int, default=0)
     parser.add_argument("--out", default=str(HERE / "out" / "fem_runs.csv"))
@@ -71,8 +71,9 @@ def main(argv=None):
                 est = Estimator(epsilon=eps, workload=workload, rounds=args.rounds,
                                 round_epsilon=args.round_epsilon, noise_scale=args.noise_scale,
                                 samples_per_round=args.samples, keep=args.keep,
-                                solver=args.solver, n_jobs=args.n_jobs, random_state=seed,
-                                verbose=args.verbose)
+                                n_jobs=args.n_jobs, random_state=seed, verbose=args.verbose)
+                if args.solver is not None:
+                    est.set_params(solver=args.solver)
                 figures = fit_and_measure(est, X)
                 stats = est.solver_stats_.as_dict() if est.solver_stats_ is not None else {}
                 row = dict(data=args.data, algorithm=args.algorithm, k=args.k,
@@ -81,10 +82,11 @@ def main(argv=None):
                            queries=est.workload_.n_queries_, eps=eps, seed=seed,
                            rounds=est.n_rounds_, round_epsilon=round(est.round_epsilon_, 6),
                            noise_scale=round(est.noise_scale_, 4), samples=args.samples,
-                           keep=args.keep, solver=args.solver, n_jobs=args.n_jobs,
+                           keep=args.keep, solver=est.solver, n_jobs=args.n_jobs,
                            eps_spent=round(est.epsilon_, 6), rho_spent=est.ledger_.rho_spent,
                            **figures, timeouts=stats.get("n_time_limit"),
-                           fallbacks=stats.get("n_fallback"))
+                           fallbacks=stats.get("n_fallback"), checked=stats.get("n_checked"),
+                           improved=stats.get("n_improved"), max_gap=stats.get("max_gap"))
                 print(row, flush=True)
                 rows.append(row)
     for line in summary_lines(rows, ["algorithm", "eps", "order"]):

@@ -83,7 +83,8 @@ def main(argv=None):
             figures = fit_and_measure(est, X)
             row = dict(algorithm=args.algorithm, seed=seed, eps=eps, scale=scale, rounds=rounds,
                        keep=keep, noise=noise, rule=rule, noise_scale=round(est.noise_scale_, 3),
-                       s=samples, measure=measure, solver=est.solver, **figures)
+                       s=samples, measure=measure, solver=est.solver, **figures,
+                       improved=est.solver_stats_.n_improved, max_gap=est.solver_stats_.max_gap)
             rows.append(row)
             print(" ".join(f"{k}={v:.4g}" if isinstance(v, float) else f"{k}={v}"
                            for k, v in row.items()), flush=True)

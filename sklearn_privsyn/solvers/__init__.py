@@ -17,6 +17,9 @@ Back-ends (see :func:`get_oracle`):
   updated model per session (the fastest exact choice);
 * ``"pulp"``: :class:`PulpHighsOracle`, exact, modelled with PuLP, solved by HiGHS;
 * ``"heuristic"``: :class:`HeuristicOracle`, fast local search, not exact;
+* ``"hybrid"``: :class:`HybridOracle`, the local search on every call and
+  HiGHS on one call in 50, which replaces the answer when it is better and
+  measures the heuristic's gap (FEM's and sepFEM's default);
 * ``"brute"``: :class:`BruteForceOracle`, enumeration for tiny domains.
 
 Failure semantics: a time-out returns the best record found (status
@@ -38,6 +41,7 @@ from ._base import (
 from .brute import BruteForceOracle
 from .heuristic import HeuristicOracle
 from .highs import HighsOracle
+from .hybrid import HybridOracle
 from .pulp_highs import PulpHighsOracle
 
 __all__ = [
@@ -46,6 +50,7 @@ __all__ = [
     "BruteForceOracle",
     "HeuristicOracle",
     "HighsOracle",
+    "HybridOracle",
     "OneHotLayout",
     "Oracle",
     "OracleProblem",
@@ -60,6 +65,7 @@ _ORACLES = {
     "highs": HighsOracle,
     "pulp": PulpHighsOracle,
     "heuristic": HeuristicOracle,
+    "hybrid": HybridOracle,
     "brute": BruteForceOracle,
 }
 
@@ -72,7 +78,7 @@ def get_oracle(spec="highs"):
 
     Parameters
     ----------
-    spec : {"highs", "pulp", "heuristic", "brute"} or Oracle, default="highs"
+    spec : {"highs", "pulp", "heuristic", "hybrid", "brute"} or Oracle, default="highs"
         A name (default parameters) or an object with a ``session(layout,
         random_state)`` method, returned unchanged.
 
@@ -87,7 +93,7 @@ def get_oracle(spec="highs"):
     >>> get_oracle("gurobi")
     Traceback (most recent call last):
     ...
-    ValueError: unknown oracle 'gurobi'; valid names are 'highs', 'pulp', 'heuristic', 'brute', or pass an oracle instance.
+    ValueError: unknown oracle 'gurobi'; valid names are 'highs', 'pulp', 'heuristic', 'hybrid', 'brute', or pass an oracle instance.
     """
     if isinstance(spec, str):
         cls = _ORACLES.get(spec.lower())

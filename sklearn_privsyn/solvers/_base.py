@@ -192,6 +192,16 @@ class OracleProblem:
     query_ids : array of int, shape (m,), optional
         Stable, distinct ids of the queries (workload query ids); back-ends
         cache per-query model parts by id. Defaults to ``0..m-1``.
+    warm_starts : array of int, shape (r, n_attributes), optional
+        Records to start a local search from. When given, the search uses
+        these instead of the session's memory of earlier answers, and the
+        session remembers nothing from the call.
+    seed : int, optional
+        Seed of this call's random draws (restarts, search order), in place
+        of the session's generator. With ``warm_starts`` and ``seed`` a call
+        is a function of the problem alone, whichever session or worker
+        solves it: this is what makes an inexact oracle's output the same
+        for any ``n_jobs``.
 
     Examples
     --------
@@ -209,6 +219,8 @@ class OracleProblem:
     weights: np.ndarray
     linear: np.ndarray
     query_ids: np.ndarray | None = None
+    warm_starts: np.ndarray | None = None
+    seed: int | None = None
 
     def __post_init__(self):
         layout = self.layout
@@ -261,6 +273,15 @@ class OracleProblem:
         for name, value in (("literals", lit), ("negated", neg), ("weights", w),
                             ("linear", c), ("query_ids", ids)):
             object.__setattr__(self, name, _readonly(value))
+        if self.warm_starts is not None:
+            starts = np.array(layout.check_records(self.warm_starts, name="warm_starts"))
+            object.__setattr__(self, "warm_starts", _readonly(starts))
+        if self.seed is not None:
+            if isinstance(self.seed, (bool, np.bool_)) or not isinstance(
+                self.seed, (int, np.integer)
+            ) or self.seed < 0:
+                raise ValueError(f"seed must be a non-negative int; got {self.seed!r}.")
+            object.__setattr__(self, "seed", int(self.seed))
 
     @property
     def n_queries(self) -> int:
@@ -346,6 +367,11 @@ class SolverStats:
     >>> stats.record(OracleResult(np.array([0]), 1.0, "optimal", 1.0, 0.25))
     >>> stats.calls, stats.n_optimal, stats.seconds
     (1, 1, 0.25)
+
+    ``n_checked``, ``n_improved`` and ``max_gap`` are kept by oracles that
+    check an inexact answer with an exact solver (:class:`HybridOracle`):
+    calls checked, calls where the exact solver found a better record, and
+    the largest objective by which it did.
     """
 
     calls: int = 0
@@ -355,7 +381,13 @@ class SolverStats:
     n_fallback: int = 0
     n_heuristic: int = 0
     n_errors: int = 0
+    n_checked: int = 0
+    n_improved: int = 0
+    max_gap: float = 0.0
     last_error: str | None = field(default=None, repr=False)
+
+    _counts = ("calls", "seconds", "n_optimal", "n_time_limit", "n_fallback", "n_heuristic",
+               "n_errors", "n_checked", "n_improved")
 
     def record(self, result: OracleResult) -> None:
         """Count one call's result."""
@@ -372,22 +404,14 @@ class SolverStats:
 
     def merge(self, other: "SolverStats") -> None:
         """Add another session's counters (parallel workers) to these."""
-        for name in ("calls", "seconds", "n_optimal", "n_time_limit", "n_fallback",
-                     "n_heuristic", "n_errors"):
+        for name in self._counts:
             setattr(self, name, getattr(self, name) + getattr(other, name))
+        self.max_gap = max(self.max_gap, other.max_gap)
         self.last_error = other.last_error or self.last_error
 
     def as_dict(self) -> dict:
         """Counters as a plain dict."""
-        return {
-            "calls": self.calls,
-            "seconds": self.seconds,
-            "n_optimal": self.n_optimal,
-            "n_time_limit": self.n_time_limit,
-            "n_fallback": self.n_fallback,
-            "n_heuristic": self.n_heuristic,
-            "n_errors": self.n_errors,
-        }
+        return {**{name: getattr(self, name) for name in self._counts}, "max_gap": self.max_gap}
 
 
 @runtime_checkable

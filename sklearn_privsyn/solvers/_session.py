@@ -80,6 +80,10 @@ class BaseSession:
     def _solve(self, problem, t0):  # pragma: no cover - abstract
         raise NotImplementedError
 
+    def _rng_for(self, problem):
+        """The call's generator: seeded by the problem when it carries a seed, else the session's."""
+        return self.rng if problem.seed is None else np.random.default_rng(problem.seed)
+
     def _after_failure(self):
         """Hook: reset state after a fault (e.g. rebuild the model next call)."""
 

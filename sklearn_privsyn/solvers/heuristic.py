@@ -140,11 +140,25 @@ class HeuristicOracle:
 
 
 class SolutionPool:
-    """Distinct records returned earlier in a session (warm starts)."""
+    """Distinct records returned earlier in a session (warm starts).
+
+    A problem that carries its own ``warm_starts`` uses those instead and
+    leaves the pool as it was, so that its answer does not depend on which
+    session solved the calls before it.
+    """
 
     def __init__(self, n_attributes, size):
         self.size = int(size)
         self.records = np.zeros((0, n_attributes), dtype=np.intp)
+
+    def starts_for(self, problem):
+        """The call's warm starts: the problem's own, else the pool's records."""
+        return self.records if problem.warm_starts is None else problem.warm_starts
+
+    def remember(self, problem, record):
+        """Keep ``record`` for later calls, unless the problem brought its own starts."""
+        if problem.warm_starts is None:
+            self.add(record)
 
     def add(self, record):
         if self.size <= 0:
@@ -170,12 +184,12 @@ def _query_moves(problem, comp, record):
     return cand
 
 
-def heuristic_search(problem, rng, pool=None, n_restarts=8, max_passes=100, comp=None,
+def heuristic_search(problem, rng, warm_starts=None, n_restarts=8, max_passes=100, comp=None,
                      n_kicks=20, n_kick_starts=16):
     """Best record found by local search, and its objective.
 
-    Coordinate ascent runs from the linear maximiser, the pool of earlier
-    solutions and random records. Then, repeatedly, every positive query not
+    Coordinate ascent runs from the linear maximiser, the ``warm_starts``
+    (earlier solutions) and random records. Then, repeatedly, every positive query not
     met by the incumbent is imposed on it (all its literals at once: a move
     coordinate ascent cannot make, since it changes several attributes); the
     ``n_kick_starts`` best such records are improved by coordinate ascent and
@@ -185,8 +199,8 @@ def heuristic_search(problem, rng, pool=None, n_restarts=8, max_passes=100, comp
     comp = compile_problem(problem) if comp is None else comp
     sizes = np.asarray(layout.block_sizes)
     starts = [linear_argmax(layout, problem.linear)[None, :]]
-    if pool is not None and len(pool.records):
-        starts.append(pool.records)
+    if warm_starts is not None and len(warm_starts):
+        starts.append(np.asarray(warm_starts, dtype=np.intp))
     if n_restarts > 0:
         starts.append((rng.random((n_restarts, layout.n_attributes)) * sizes).astype(np.intp))
     starts = np.concatenate(starts)
@@ -218,7 +232,8 @@ class HeuristicSession(BaseSession):
 
     def _solve(self, problem, t0):
         record, _ = heuristic_search(
-            problem, self.rng, self.pool, self.oracle.n_restarts, self.oracle.max_passes
+            problem, self._rng_for(problem), self.pool.starts_for(problem),
+            self.oracle.n_restarts, self.oracle.max_passes,
         )
-        self.pool.add(record)
+        self.pool.remember(problem, record)
         return record, "heuristic", float("inf")

@@ -260,7 +260,8 @@ class HighsSession(BaseSession):
 
         # start record: heuristic from the linear maximiser, earlier solutions, restarts
         start, start_value = heuristic_search(
-            problem, self.rng, self.pool, o.n_restarts, comp=comp
+            problem, self._rng_for(problem), self.pool.starts_for(problem), o.n_restarts,
+            comp=comp,
         )
 
         cost = np.zeros(n)
@@ -289,7 +290,7 @@ class HighsSession(BaseSession):
             # the heuristic's value, the start is optimal and no MIP is needed.
             lp_bound = self._lp_bound(d)
             if lp_bound is not None and lp_bound <= start_value + self._tolerance(start_value):
-                self.pool.add(start)
+                self.pool.remember(problem, start)
                 return start, "optimal", max(lp_bound, start_value)
             if o.time_limit is not None:
                 remaining = float(o.time_limit) - (time.perf_counter() - t0)
@@ -328,7 +329,7 @@ class HighsSession(BaseSession):
             raise RuntimeError("HiGHS reported optimal but returned no feasible solution")
         if kind == "optimal" and not np.isfinite(bound):
             bound = float(problem.objective(record)[0])
-        self.pool.add(record)
+        self.pool.remember(problem, record)
         return record, kind, bound
 
     def _tolerance(self, value):

@@ -190,7 +190,10 @@ class PulpHighsSession(BaseSession):
                 lits = problem.literals[i]
                 self._add_query(qid, np.unique(lits[lits >= 0]).tolist(), bool(problem.negated[i]))
         comp = compile_problem(problem)
-        start, start_value = heuristic_search(problem, self.rng, self.pool, o.n_restarts, comp=comp)
+        start, start_value = heuristic_search(
+            problem, self._rng_for(problem), self.pool.starts_for(problem), o.n_restarts,
+            comp=comp,
+        )
 
         present = {}
         for i, qid in enumerate(problem.query_ids.tolist()):
@@ -239,7 +242,7 @@ class PulpHighsSession(BaseSession):
         if kind == "optimal":
             bound = max(bound, float(problem.objective(record)[0])) if np.isfinite(bound) else \
                 float(problem.objective(record)[0])
-        self.pool.add(record)
+        self.pool.remember(problem, record)
         return record, kind, bound
 
     def _after_failure(self):
