@@ -12,6 +12,7 @@ data player never sees the private data, so everything it does, whatever the
 solver returns, is post-processing.
 """
 
+import copy
 import math
 import threading
 import uuid
@@ -106,17 +107,9 @@ def _solve_chunk(oracle, layout, token, seed, problems):
     which the fit merges: a worker's statistics never stay behind in the worker.
     """
     session = _worker_session(oracle, layout, token, seed)
-    errors_before = session.stats.n_errors
-    stats = SolverStats()
-    records = []
-    for problem in problems:
-        result = session.solve(problem)
-        stats.record(result)
-        records.append(result.record)
-    stats.n_errors = session.stats.n_errors - errors_before
-    if stats.n_errors:
-        stats.last_error = session.stats.last_error
-    return records, stats
+    before = copy.copy(session.stats)
+    records = [session.solve(problem).record for problem in problems]
+    return records, session.stats.since(before)
 
 
 class _SerialOracle:

@@ -14,6 +14,7 @@ from sklearn_privsyn.solvers import (
     BruteForceOracle,
     HeuristicOracle,
     HighsOracle,
+    HybridOracle,
     OneHotLayout,
     OracleProblem,
     OracleResult,
@@ -159,6 +160,10 @@ def _valid_kwargs():
         (dict(literals=[[0.5, 3], [1, -1]]), "integer column indices"),
         (dict(linear=np.array([0, 0, np.nan, 0, 0])), "linear must be finite"),
         (dict(query_ids=[4, 4]), "query_ids must be distinct"),
+        (dict(warm_starts=[[3, 0]]), r"warm_starts\[0, 0\] = 3 is outside attribute 0"),
+        (dict(warm_starts=[[0, 0, 0]]), r"warm_starts must have shape \(n, 2\)"),
+        (dict(seed=-1), "seed must be a non-negative int"),
+        (dict(seed=1.5), "seed must be a non-negative int"),
     ],
 )
 def test_problem_rejects_malformed(change, match):
@@ -446,6 +451,7 @@ def test_get_oracle_names_and_instances():
     assert isinstance(get_oracle("PULP"), PulpHighsOracle)
     assert isinstance(get_oracle("heuristic"), HeuristicOracle)
     assert isinstance(get_oracle("brute"), BruteForceOracle)
+    assert isinstance(get_oracle("hybrid"), HybridOracle)
     custom = HighsOracle(time_limit=3)
     assert get_oracle(custom) is custom
     with pytest.raises(ValueError, match="unknown oracle 'cplex'; valid names are 'highs'"):
@@ -454,7 +460,7 @@ def test_get_oracle_names_and_instances():
         get_oracle(3)
 
 
-@pytest.mark.parametrize("name", ["highs", "pulp", "heuristic", "brute"])
+@pytest.mark.parametrize("name", ["highs", "pulp", "heuristic", "hybrid", "brute"])
 def test_oracles_pickle_and_sessions_solve(name):
     oracle = pickle.loads(pickle.dumps(get_oracle(name)))
     layout = OneHotLayout((2, 3))
@@ -482,3 +488,133 @@ def test_solver_stats_counts_statuses():
     assert (stats.calls, stats.n_optimal, stats.n_time_limit, stats.n_fallback,
             stats.n_heuristic) == (5, 2, 1, 1, 1)
     assert stats.seconds == pytest.approx(2.5)
+
+
+# -- calls that carry their own seed and warm starts; the hybrid oracle ----------
+
+
+def _seeded(problem, seed, warm_starts):
+    return OracleProblem(problem.layout, problem.literals, problem.negated, problem.weights,
+                         problem.linear, problem.query_ids, warm_starts=warm_starts, seed=seed)
+
+
+@pytest.mark.parametrize("make", [HeuristicOracle, HighsOracle, PulpHighsOracle,
+                                  lambda: HybridOracle(check_every=2)],
+                         ids=["heuristic", "highs", "pulp", "hybrid"])
+def test_seeded_call_answer_does_not_depend_on_the_session_history(make):
+    layout = OneHotLayout((4, 5, 3, 6, 4))
+    rng = np.random.default_rng(3)
+    warm = rng.integers(0, 3, size=(5, layout.n_attributes))
+    calls = [_seeded(random_problem(layout, 14, rng, ids=np.arange(14) + 14 * i), seed, warm)
+             for i, seed in enumerate((7, 8, 10, 12))]
+    fresh = [make().session(layout, 1).solve(call).record.tolist() for call in calls]
+    # one session, other seed, another problem solved first, calls in reverse order
+    session = make().session(layout, 99)
+    session.solve(random_problem(layout, 14, rng, ids=np.arange(14) + 100))
+    again = [session.solve(call).record.tolist() for call in reversed(calls)][::-1]
+    assert again == fresh
+
+
+def test_warm_starts_leave_the_session_pool_untouched():
+    layout = OneHotLayout((4, 5, 3))
+    rng = np.random.default_rng(0)
+    session = HeuristicOracle().session(layout, 0)
+    session.solve(_seeded(random_problem(layout, 6, rng), 1, np.zeros((0, 3), dtype=int)))
+    assert len(session.pool.records) == 0
+    session.solve(random_problem(layout, 6, rng))
+    assert len(session.pool.records) == 1
+
+
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(problem=problems())
+def test_hybrid_checking_every_call_is_exact(problem):
+    expected = naive_optimum(problem.layout, problem.literals, problem.negated,
+                             problem.weights, problem.linear)
+    with HybridOracle(check_every=1, mip_gap=0).session(problem.layout, 0) as session:
+        result = session.solve(problem)
+    assert result.status == "optimal"
+    assert result.objective == pytest.approx(expected, abs=1e-6)
+    assert session.stats.n_checked == 1
+
+
+@pytest.mark.parametrize("seeds, checked", [((0, 3, 6, 7, 9, 12), 5), ((1, 2, 4), 0)])
+def test_hybrid_checks_the_calls_whose_seed_it_divides(seeds, checked):
+    layout = OneHotLayout((3, 4, 2))
+    rng = np.random.default_rng(5)
+    session = HybridOracle(check_every=3).session(layout, 0)
+    statuses = [session.solve(_seeded(random_problem(layout, 5, rng, ids=np.arange(5) + 5 * i),
+                                      seed, None)).status
+                for i, seed in enumerate(seeds)]
+    assert session.stats.n_checked == checked
+    assert statuses.count("heuristic") == len(seeds) - checked
+
+
+def test_hybrid_without_seeds_checks_one_call_in_check_every():
+    layout = OneHotLayout((3, 4, 2))
+    rng = np.random.default_rng(5)
+    session = HybridOracle(check_every=4).session(layout, 0)
+    for i in range(9):
+        session.solve(random_problem(layout, 5, rng, ids=np.arange(5) + 5 * i))
+    assert (session.stats.calls, session.stats.n_checked) == (9, 3)
+
+
+def test_hybrid_returns_the_better_exact_record_and_records_the_gap(monkeypatch):
+    layout = OneHotLayout((3, 3))
+    problem = OracleProblem(layout, [[1, 5]], [False], [2.0], np.zeros(6))
+    session = HybridOracle(check_every=1).session(layout, 0)
+    # a heuristic that misses the query: objective 0 where 2 is possible
+    monkeypatch.setattr(session.heuristic, "_solve",
+                        lambda problem, t0: (np.array([0, 0]), "heuristic", np.inf))
+    result = session.solve(problem)
+    assert (result.record.tolist(), result.objective, result.status) == ([1, 2], 2.0, "optimal")
+    stats = session.stats
+    assert (stats.n_checked, stats.n_improved, stats.max_gap) == (1, 1, 2.0)
+
+
+def test_hybrid_failed_check_keeps_the_heuristic_record(monkeypatch):
+    layout = OneHotLayout((3, 3))
+    problem = OracleProblem(layout, [[1, 5]], [False], [2.0], np.zeros(6))
+    session = HybridOracle(check_every=1).session(layout, 0)
+
+    def broken(problem, t0):
+        raise RuntimeError("HiGHS is down")
+
+    monkeypatch.setattr(session.exact, "_solve", broken)
+    result = session.solve(problem)
+    assert (result.record.tolist(), result.status) == ([1, 2], "heuristic")
+    assert (session.stats.n_checked, session.stats.n_errors) == (0, 1)
+    assert "HiGHS is down" in session.stats.last_error
+
+
+def test_hybrid_malformed_problem_raises_like_highs():
+    layout = OneHotLayout((3, 3))
+    session = HybridOracle(check_every=1).session(layout, 0)
+    session.solve(OracleProblem(layout, [[1, 5]], [False], [1.0], np.zeros(6), query_ids=[7]))
+    with pytest.raises(ValueError, match="query id 7 was first seen"):
+        session.solve(OracleProblem(layout, [[0, 4]], [False], [1.0], np.zeros(6), query_ids=[7]))
+
+
+@pytest.mark.parametrize("check_every", [0, 2.5, True])
+def test_hybrid_rejects_bad_check_every(check_every):
+    with pytest.raises(ValueError, match="check_every must be an int >= 1"):
+        HybridOracle(check_every=check_every).session(OneHotLayout((2, 2)), 0)
+
+
+def test_solver_stats_merge_adds_checks_and_keeps_the_largest_gap():
+    a = SolverStats(calls=3, n_checked=1, n_improved=1, max_gap=0.5)
+    b = SolverStats(calls=2, n_checked=2, n_improved=0, max_gap=0.25)
+    a.merge(b)
+    assert (a.calls, a.n_checked, a.n_improved, a.max_gap) == (5, 3, 1, 0.5)
+    assert a.as_dict()["max_gap"] == 0.5
+
+
+def test_solver_stats_since_a_snapshot_counts_only_what_was_added():
+    stats = SolverStats(calls=4, n_optimal=4, n_checked=2, max_gap=0.5)
+    before = SolverStats(calls=4, n_optimal=4, n_checked=2, max_gap=0.5)
+    stats.record(OracleResult(np.array([0]), 0.0, "heuristic", np.inf, 0.5))
+    stats.n_errors, stats.last_error = 1, "RuntimeError: x"
+    added = stats.since(before)
+    assert (added.calls, added.n_optimal, added.n_heuristic, added.n_checked,
+            added.n_errors) == (1, 0, 1, 0, 1)
+    assert (added.max_gap, added.last_error) == (0.5, "RuntimeError: x")
+    assert stats.since(stats).last_error is None

@@ -409,6 +409,19 @@ class SolverStats:
         self.max_gap = max(self.max_gap, other.max_gap)
         self.last_error = other.last_error or self.last_error
 
+    def since(self, earlier: "SolverStats") -> "SolverStats":
+        """The counts added since the snapshot ``earlier`` of these statistics.
+
+        ``max_gap`` stays the largest so far; ``last_error`` is kept only when
+        errors were added.
+        """
+        added = SolverStats(**{name: getattr(self, name) - getattr(earlier, name)
+                               for name in self._counts})
+        added.max_gap = self.max_gap
+        if added.n_errors:
+            added.last_error = self.last_error
+        return added
+
     def as_dict(self) -> dict:
         """Counters as a plain dict."""
         return {**{name: getattr(self, name) for name in self._counts}, "max_gap": self.max_gap}

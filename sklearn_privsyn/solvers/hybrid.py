@@ -98,6 +98,11 @@ class HybridSession(BaseSession):
         self.exact = open_session(exact, layout, exact_rng)
         self.n_calls = 0
 
+    def _check_problem(self, problem):
+        super()._check_problem(problem)
+        if self._checks(problem):  # a malformed problem raises here, as with HighsOracle
+            self.exact._check_problem(problem)
+
     def _checks(self, problem):
         every = self.oracle.check_every
         if problem.seed is not None:
