@@ -51,7 +51,8 @@ def main(argv=None):
     parser.add_argument("--rounds", type=int, default=None)
     parser.add_argument("--round-epsilon", type=float, default=None)
     parser.add_argument("--noise-scale", type=float, default=None)
-    parser.add_argument("--samples", type=int, default=50)
+    parser.add_argument("--samples", type=int, default=None,
+                        help="samples a round (default: the estimator's rule)")
     parser.add_argument("--keep", type=float, default=0.5)
     parser.add_argument("--solver", default=None, help="oracle (default: the estimator's)")
     parser.add_argument("--n-jobs", type=int, default=None)
@@ -81,7 +82,7 @@ def main(argv=None):
                            order_seed=args.order_seed if order == "shuffled" else "",
                            queries=est.workload_.n_queries_, eps=eps, seed=seed,
                            rounds=est.n_rounds_, round_epsilon=round(est.round_epsilon_, 6),
-                           noise_scale=round(est.noise_scale_, 4), samples=args.samples,
+                           noise_scale=round(est.noise_scale_, 4), samples=est.samples_per_round_,
                            keep=args.keep, solver=est.solver, n_jobs=args.n_jobs,
                            eps_spent=round(est.epsilon_, 6), rho_spent=est.ledger_.rho_spent,
                            **figures, timeouts=stats.get("n_time_limit"),

@@ -15,6 +15,7 @@ setting; the chosen defaults are recorded in ``benchmarks/RESULTS.md``.
 """
 
 import argparse
+import copy
 import itertools
 import sys
 from pathlib import Path
@@ -26,7 +27,7 @@ sys.path.insert(0, str(HERE))
 
 from bench_fem import SHARED  # noqa: E402
 from datagen import latent_class_table, load_domain  # noqa: E402
-from protocol import fit_and_measure, paper_workload, summary_lines  # noqa: E402
+from protocol import fit_and_measure, paper_workload, sample_error, summary_lines  # noqa: E402
 
 from sklearn_privsyn import FEM, SepFEM  # noqa: E402
 from sklearn_privsyn.fem import default_rounds, sepfem_noise_scale  # noqa: E402
@@ -40,6 +41,29 @@ def noise_rule(algorithm, rule_scale, rounds, workload):
     return rule_scale * FEM._default_noise_multiplier * np.sqrt(rounds)
 
 
+def kept_tails(est, X, figures, keeps):
+    """(keep, figures) for each keep fraction: the fit's own, or the tail of a keep=1 fit.
+
+    The output of ``keep=k`` is the records of the last rounds, the same rule
+    as ``FEM._fit_records``; weights are equal, so the tail with equal weights
+    is exactly what a fit with ``keep=k`` would hold and sample from.
+    """
+    if keeps == [est.keep]:
+        return [(est.keep, figures)]
+    if est.keep != 1.0 or est.measure_share > 0:
+        raise SystemExit("--keep-tails needs keep=1 and no measure_share")
+    per_round = est.samples_per_round_
+    n_rounds = len(est.records_) // per_round
+    out = []
+    for keep in keeps:
+        first = min(n_rounds - 1, int(np.floor((1.0 - keep) * n_rounds)))
+        tail = copy.copy(est)
+        tail.records_ = est.records_[first * per_round:]
+        tail.weights_ = np.full(len(tail.records_), 1.0 / len(tail.records_))
+        out.append((keep, {**figures, **sample_error(tail, X)}))
+    return out
+
+
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--algorithm", choices=["fem", "sepfem"], default="fem")
@@ -50,7 +74,12 @@ def main(argv=None):
                         help="noise scale / sqrt(T); default: the estimator's rule")
     parser.add_argument("--rule-scale", type=float, nargs="+", default=[None],
                         help="FEM: multiples of 0.16 sqrt(T); sepFEM: multiples of b*")
-    parser.add_argument("--samples", type=int, nargs="+", default=[50])
+    parser.add_argument("--keep-tails", type=float, nargs="+", default=None,
+                        help="fit once with keep=1 and measure each of these keep fractions "
+                             "on the tail of its rounds (keep does not change the dynamics, "
+                             "so this equals separate fits); overrides --keep")
+    parser.add_argument("--samples", type=int, nargs="+", default=[None],
+                        help="samples a round (default: the estimator's rule, default_samples)")
     parser.add_argument("--measure", type=float, nargs="+", default=[0.0])
     parser.add_argument("--solver", nargs="+", default=[None],
                         help="oracles to compare (default: the estimator's)")
@@ -58,6 +87,7 @@ def main(argv=None):
     parser.add_argument("--n-jobs", type=int, default=None)
     args = parser.parse_args(argv)
 
+    keeps = [1.0] if args.keep_tails else args.keep
     domain = load_domain(SHARED / "adult-domain.json")
     cls = SepFEM if args.algorithm == "sepfem" else FEM
     rows = []
@@ -66,7 +96,7 @@ def main(argv=None):
         n = len(X)
         workload = paper_workload(n, domain=domain).fit(X)
         for eps, scale, keep, noise, rule, samples, measure, solver in itertools.product(
-            args.eps, args.rounds_scale, args.keep, args.noise, args.rule_scale, args.samples,
+            args.eps, args.rounds_scale, keeps, args.noise, args.rule_scale, args.samples,
             args.measure, args.solver
         ):
             rho = epsilon_to_rho(eps, 1 / n**2) * (1 - measure)
@@ -81,13 +111,15 @@ def main(argv=None):
             elif rule is not None:
                 est.set_params(noise_scale=noise_rule(args.algorithm, rule, rounds, workload))
             figures = fit_and_measure(est, X)
-            row = dict(algorithm=args.algorithm, seed=seed, eps=eps, scale=scale, rounds=rounds,
-                       keep=keep, noise=noise, rule=rule, noise_scale=round(est.noise_scale_, 3),
-                       s=samples, measure=measure, solver=est.solver, **figures,
-                       improved=est.solver_stats_.n_improved, max_gap=est.solver_stats_.max_gap)
-            rows.append(row)
-            print(" ".join(f"{k}={v:.4g}" if isinstance(v, float) else f"{k}={v}"
-                           for k, v in row.items()), flush=True)
+            for keep, figures in kept_tails(est, X, figures, args.keep_tails or [keep]):
+                row = dict(algorithm=args.algorithm, seed=seed, eps=eps, scale=scale,
+                           rounds=rounds, keep=keep, noise=noise, rule=rule,
+                           noise_scale=round(est.noise_scale_, 3), s=est.samples_per_round_, measure=measure,
+                           solver=est.solver, **figures, improved=est.solver_stats_.n_improved,
+                           max_gap=est.solver_stats_.max_gap)
+                rows.append(row)
+                print(" ".join(f"{k}={v:.4g}" if isinstance(v, float) else f"{k}={v}"
+                               for k, v in row.items()), flush=True)
     by = ["algorithm", "eps", "scale", "keep", "noise", "rule", "s", "measure", "solver"]
     for line in summary_lines(rows, by):
         print(line)

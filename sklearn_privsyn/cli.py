@@ -54,7 +54,7 @@ ALGORITHMS = {
     "adaptive": ("adaptive", "AdaptiveProjection"),
 }
 
-SOLVERS = ("highs", "pulp", "heuristic", "brute")
+SOLVERS = ("hybrid", "highs", "pulp", "heuristic", "brute")
 
 _DESCRIPTION = """\
 Differentially private synthetic data from a CSV file (AdaptiveProjection by
@@ -522,12 +522,13 @@ def _write_table(frame, output):
         raise CLIError(f"cannot write {output}: {exc.strerror or exc}") from None
 
 
-def _oracle(args):
+def _oracle(args, default="highs"):
+    """``--solver`` as given, or (with ``--time-limit``) that oracle, or ``default``, with the limit."""
     if args.time_limit is None:
         return args.solver
     from .solvers import get_oracle
 
-    return type(get_oracle(args.solver or "highs"))(time_limit=args.time_limit)
+    return type(get_oracle(args.solver or default))(time_limit=args.time_limit)
 
 
 def _cmd_fit(args):
@@ -550,7 +551,8 @@ def _cmd_fit(args):
         "delta": args.delta,
         "random_state": args.seed,
         "verbose": 0 if args.quiet else verbose,
-        "solver": _oracle(args) if (args.solver or args.time_limit) else None,
+        "solver": (_oracle(args, cls().get_params().get("solver", "highs"))
+                   if (args.solver or args.time_limit) else None),
         "rounds": args.rounds,
         "samples_per_round": args.samples_per_round,
     }
@@ -812,8 +814,9 @@ def build_parser():
                       help="oracle samples (FEM, sepFEM) or sampled queries (DualQuery, "
                            "DQRS) per round (default: the algorithm's)")
     algo.add_argument("--solver", choices=SOLVERS, default=None,
-                      help="optimisation oracle (default: highs); it affects speed and "
-                           "accuracy, never privacy; not for mwem")
+                      help="optimisation oracle (default: hybrid for fem and sepfem, highs "
+                           "for the others); it affects speed and accuracy, never privacy; "
+                           "not for mwem")
     algo.add_argument("--time-limit", type=_positive_float, metavar="SECONDS",
                       help="time limit per oracle call (default: none)")
     algo.add_argument("--ledger", metavar="FILE",

@@ -516,7 +516,7 @@ class DualQuery(_DualSynthesizer):
     rounds : int, default=None
         Number of rounds ``T``; ``None`` spends the budget. At most one of
         ``rounds`` and ``learning_rate`` may be given.
-    solver : {"highs", "pulp", "heuristic", "brute"} or oracle, default="highs"
+    solver : {"highs", "pulp", "heuristic", "hybrid", "brute"} or oracle, default="highs"
         The optimisation oracle; privacy does not depend on it.
     tie_break : {"history", "uniform"}, default="history"
         How the oracle chooses among records that satisfy equally many sampled

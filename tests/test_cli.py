@@ -243,13 +243,16 @@ def test_unavailable_algorithm_exit_1(files, capsys, monkeypatch):
 
 
 def test_time_limit_builds_an_oracle():
-    from sklearn_privsyn.solvers import HeuristicOracle, HighsOracle
+    from sklearn_privsyn.solvers import HeuristicOracle, HighsOracle, HybridOracle
 
     args = types.SimpleNamespace(solver=None, time_limit=5.0)
     oracle = cli._oracle(args)
     assert isinstance(oracle, HighsOracle) and oracle.time_limit == 5.0
     args = types.SimpleNamespace(solver="heuristic", time_limit=2.0)
     assert isinstance(cli._oracle(args), HeuristicOracle)
+    # without --solver the limit goes to the algorithm's own default oracle
+    oracle = cli._oracle(types.SimpleNamespace(solver=None, time_limit=3.0), "hybrid")
+    assert isinstance(oracle, HybridOracle) and oracle.time_limit == 3.0
     assert cli._oracle(types.SimpleNamespace(solver="pulp", time_limit=None)) == "pulp"
 
 

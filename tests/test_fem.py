@@ -14,7 +14,7 @@ from sklearn.preprocessing import FunctionTransformer
 from sklearn.utils.estimator_checks import parametrize_with_checks
 
 from sklearn_privsyn import FEM, QueryWorkload, SepFEM
-from sklearn_privsyn.fem import default_rounds, sepfem_noise_scale
+from sklearn_privsyn.fem import default_rounds, default_samples, sepfem_noise_scale
 from sklearn_privsyn.solvers import BruteForceOracle, get_oracle
 
 
@@ -190,6 +190,32 @@ def test_sepfem_noise_rule_minimises_the_separator_regret_bound(rounds, sizes):
     assert regret(best) <= min(regret(b) for b in grid) + 1e-12
     assert sepfem_noise_scale(4 * rounds, sizes, scale=1.0) == pytest.approx(2 * best)
     assert sepfem_noise_scale(rounds, sizes) == pytest.approx(0.25 * best)
+
+
+@pytest.mark.parametrize("rounds, expected", [(1, 200), (46, 200), (49, 200), (50, 197),
+                                               (99, 100), (199, 50), (425, 50)])
+def test_default_samples_fills_ten_thousand_samples_between_50_and_200(rounds, expected):
+    assert default_samples(rounds) == expected
+    assert expected == min(200, max(50, -(-10_000 // (rounds + 1))))
+
+
+@pytest.mark.parametrize("given, expected", [(None, 200), (7, 7)])
+def test_samples_per_round_default_follows_the_rule(given, expected):
+    oracle = RecordingOracle()
+    est = fast(rounds=2, samples_per_round=given, solver=oracle).fit(toy_frame())
+    assert est.samples_per_round_ == expected
+    assert len(oracle.problems) == 3 * expected  # T + 1 rounds of the data player
+    assert est.samples_per_round == given  # the parameter is left as given
+
+
+def test_fem_default_solver_is_the_hybrid_oracle():
+    est = FEM(epsilon=1.0, workload=toy_workload(), rounds=3, samples_per_round=50,
+              random_state=0).fit(toy_frame())
+    assert est.solver == "hybrid" and SepFEM().solver == "hybrid"
+    stats = est.solver_stats_
+    # one call in 50 is checked, chosen by each call's seed: 200 calls, about 4 checks
+    assert stats.calls == 200 and 0 < stats.n_checked < 15
+    assert stats.n_heuristic + stats.n_optimal + stats.n_time_limit == 200
 
 
 @pytest.mark.parametrize("keep, expected_rounds", [(1.0, 9), (0.5, 5), (0.1, 1)])
