@@ -539,7 +539,8 @@ def sepfem_noise_scale(rounds, block_sizes, scale=0.25):
     practice (FEM's ``0.16 sqrt(T)`` is likewise far below its own bound's
     optimum): on generated tables with ADULT's schema the max error fell as
     the scale went down from ``2 b*`` to ``b* / 4`` at eps 0.1 and from
-    ``b*`` to ``b* / 2`` at eps 1 (``benchmarks/tune_fem.py --algorithm
+    ``b*`` to ``b* / 4`` at eps 1, flat below ``b* / 4`` at both
+    (``benchmarks/tune_fem.py --algorithm
     sepfem --rule-scale``; ``benchmarks/RESULTS.md``), so the default is
     ``b* / 4``, chosen there, never on the data sets we report. Public: it
     uses only the schema and ``T``.
