@@ -12,7 +12,7 @@ from sklearn.utils.estimator_checks import parametrize_with_checks
 
 import sklearn_privsyn.adaptive as adaptive_module
 from sklearn_privsyn import AdaptiveProjection, QueryWorkload
-from sklearn_privsyn.adaptive import adaptive_default_rounds
+from sklearn_privsyn.adaptive import ALL_AT_ONCE_NOISE, adaptive_default_rounds
 from sklearn_privsyn.exceptions import SolverWarning
 from sklearn_privsyn.privacy import epsilon_to_rho, gaussian_mechanism
 from sklearn_privsyn.projection import MarginalCells, Projection, project
@@ -324,22 +324,38 @@ def test_measurement_noise_is_gaussian_with_the_charged_sigma(rounds, monkeypatc
         np.testing.assert_allclose(est.measurements_, outputs[0][1], rtol=1e-12)
 
 
-def test_default_rounds_rule():
-    assert adaptive_default_rounds(48842, epsilon_to_rho(1.0, 48842.0**-2), 64) == 1
-    rho = epsilon_to_rho(0.1, 1000.0**-2)
-    # the whole budget measures one marginal above noise_level: 1-way marginals only
-    assert math.sqrt(1 / (0.9 * rho)) / 1000 > 0.02
-    assert adaptive_default_rounds(1000, rho, 64) == 0
-    rho = 1.05 / (0.9 * (1000 * 0.02) ** 2)
-    assert adaptive_default_rounds(1000, rho, 64) == 2  # T = 1, clipped to the least adaptive
-    # T such that each of T measurements has sigma = noise_level, within the clip
-    T = adaptive_default_rounds(7000, 0.001, 64, selection_share=0.1, noise_level=0.02,
-                                max_rounds=100)
-    assert T == math.floor(0.9 * 0.001 * (7000 * 0.02) ** 2) == 17
-    assert adaptive_default_rounds(7000, 0.001, 64) == 8  # at most max_rounds
-    # a noise level the whole budget cannot reach on one marginal: 1-way marginals only
-    assert adaptive_default_rounds(7000, 0.003, 5, noise_level=0.0001) == 0
-    assert adaptive_default_rounds(5000, 0.0005, 3, noise_level=0.3) == 1
+@pytest.mark.parametrize("n, epsilon, n_marginals, expected", [
+    (48842, 1.0, 64, 1),    # sigma_all 0.0034: everything at once
+    (48842, 0.1, 278, 1),   # 0.026
+    (7000, 0.1, 64, 0),     # 0.077: the 1-way marginals only
+    (1000, 1.0, 64, 0),     # 0.051
+    (1000, 0.1, 64, 0),     # 0.45
+])
+def test_default_rounds_rule(n, epsilon, n_marginals, expected):
+    rho = epsilon_to_rho(epsilon, float(n) ** -2)
+    sigma_all = math.sqrt(n_marginals / rho) / n
+    assert (sigma_all <= ALL_AT_ONCE_NOISE) == bool(expected)
+    assert adaptive_default_rounds(n, rho, n_marginals) == expected
+
+
+def test_default_rounds_threshold_is_inclusive_and_never_adaptive():
+    n, M = 7000, 64
+    rho_at = M / (n * ALL_AT_ONCE_NOISE) ** 2  # sigma_all exactly at the threshold
+    assert adaptive_default_rounds(n, rho_at * (1 + 1e-9), M) == 1
+    assert adaptive_default_rounds(n, rho_at * (1 - 1e-6), M) == 0
+    assert adaptive_default_rounds(n, rho_at, M, noise_level=ALL_AT_ONCE_NOISE / 2) == 0
+    rhos = np.geomspace(1e-6, 10.0, 50)
+    assert {adaptive_default_rounds(n, r, M) for r in rhos} == {0, 1}
+    # more budget never moves back from everything at once to the 1-way marginals
+    assert np.all(np.diff([adaptive_default_rounds(n, r, M) for r in rhos]) >= 0)
+
+
+def test_default_fit_takes_the_rounds_from_the_rule():
+    X = data()
+    for epsilon, expected in [(50.0, 1), (0.05, 0)]:
+        est = fit(X, epsilon=epsilon, max_iter=5)
+        M = len(est.workload_.marginals_)
+        assert est.rounds_ == adaptive_default_rounds(len(X), est.rho_, M) == expected
 
 
 @pytest.mark.parametrize("representation", ["records", "products"])
