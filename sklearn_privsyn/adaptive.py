@@ -47,6 +47,11 @@ _PRODUCT_ITER_FACTOR = 5
 ALL_AT_ONCE_NOISE = 0.03
 
 
+def _all_at_once_sd(n, rho, n_marginals):
+    """Per-cell noise sd when ``n_marginals`` marginals share ``rho`` (sensitivity sqrt(2)/n each)."""
+    return math.sqrt(n_marginals / rho) / n
+
+
 def adaptive_default_rounds(n, rho, n_marginals, noise_level=ALL_AT_ONCE_NOISE):
     """Rounds of measurement: 1 (every marginal at once) or 0 (the 1-way marginals only).
 
@@ -60,15 +65,17 @@ def adaptive_default_rounds(n, rho, n_marginals, noise_level=ALL_AT_ONCE_NOISE):
     wherever they were run. Only public quantities enter: ``n`` (public
     under replace-one neighbours), ``rho`` and the number of marginals.
 
-    ``noise_level`` (:data:`ALL_AT_ONCE_NOISE`, 0.03) was chosen on
+    ``noise_level`` (``ALL_AT_ONCE_NOISE``, 0.03) was chosen on
     generated tables (``benchmarks/bench_adaptive.py --data generated
     --rounds 0 1``, latent-class and Bayesian-network tables, plain and with
     dominant values): it is the largest ``sigma_all`` tried at which
     measuring everything at once had the lower max error on every table
-    (7,000 rows with 64 marginals, 48,842 rows with 278); at 0.05 the 1-way
-    marginals alone had as low a max error and lower mean error. Below it the
-    1-way marginals alone often still have the lower mean error; the rule
-    favours the max error.
+    (7,000 rows with 64 marginals, 48,842 rows with 278). Above it the
+    outcome depends on the table and workload: at 0.05 the 1-way marginals
+    alone had as low a max error and lower mean error on the 7,000-row
+    tables, while everything at once still had the lower max error on the
+    48,842-row ones. Below it the 1-way marginals alone often still have the
+    lower mean error; the rule favours the max error.
 
     Parameters
     ----------
@@ -97,7 +104,7 @@ def adaptive_default_rounds(n, rho, n_marginals, noise_level=ALL_AT_ONCE_NOISE):
     >>> adaptive_default_rounds(1000, 0.0245, 64)
     0
     """
-    return int(math.sqrt(n_marginals / rho) / n <= noise_level)
+    return int(_all_at_once_sd(n, rho, n_marginals) <= noise_level)
 
 
 def adaptive_default_representation(n, rho, n_marginals, rounds, products_noise=0.005):
@@ -149,7 +156,7 @@ def adaptive_default_representation(n, rho, n_marginals, rounds, products_noise=
     """
     if rounds == 0:
         return "products"
-    if rounds == 1 and math.sqrt(n_marginals / rho) / n >= products_noise:
+    if rounds == 1 and _all_at_once_sd(n, rho, n_marginals) >= products_noise:
         return "products"
     return "records"
 

@@ -325,7 +325,7 @@ def test_measurement_noise_is_gaussian_with_the_charged_sigma(rounds, monkeypatc
 
 
 @pytest.mark.parametrize("n, epsilon, n_marginals, expected", [
-    (48842, 1.0, 64, 1),    # sigma_all 0.0034: everything at once
+    (48842, 1.0, 64, 1),    # sigma_all 0.0014: everything at once
     (48842, 0.1, 278, 1),   # 0.026
     (7000, 0.1, 64, 0),     # 0.077: the 1-way marginals only
     (1000, 1.0, 64, 0),     # 0.051
@@ -338,7 +338,7 @@ def test_default_rounds_rule(n, epsilon, n_marginals, expected):
     assert adaptive_default_rounds(n, rho, n_marginals) == expected
 
 
-def test_default_rounds_threshold_is_inclusive_and_never_adaptive():
+def test_default_rounds_switch_at_the_threshold_and_are_never_adaptive():
     n, M = 7000, 64
     rho_at = M / (n * ALL_AT_ONCE_NOISE) ** 2  # sigma_all exactly at the threshold
     assert adaptive_default_rounds(n, rho_at * (1 + 1e-9), M) == 1
