@@ -581,11 +581,10 @@ def _cmd_fit(args):
 
     if not args.quiet:
         wl = estimator.workload_
-        rounds = getattr(estimator, "n_rounds_", getattr(estimator, "rounds_", None))
         print(
             f"privsyn: {type(estimator).__name__} fitted on {len(frame):,} rows x "
             f"{frame.shape[1]} columns in {seconds:.1f} s"
-            + (f" ({rounds} rounds)" if rounds is not None else "")
+            + _rounds_phrase(estimator)
             + f"; workload: {len(wl.marginals_)} marginals, {wl.n_queries_:,} queries",
             file=sys.stderr,
         )
@@ -650,6 +649,16 @@ def _cmd_domain(args):
                 + ("" if args.output == "-" else f" to {args.output}")
                 + (f"; review the {len(marked)} entries marked {MARK!r}" if marked else ""))
     return 0
+
+
+def _rounds_phrase(estimator):
+    """How the fit spent its rounds, for the summary line (empty if it has none)."""
+    rounds = getattr(estimator, "n_rounds_", getattr(estimator, "rounds_", None))
+    if rounds is None:
+        return ""
+    if rounds == 0:
+        return " (1-way marginals only)"
+    return f" ({rounds} round{'s' if rounds != 1 else ''})"
 
 
 def _write_ledger(estimator, path):

@@ -593,3 +593,11 @@ def test_fit_defaults_to_adaptive_projection(files, capsys):
                  "-o", str(out)]) == 0
     assert "privsyn: AdaptiveProjection fitted on" in capsys.readouterr().err
     assert len(pd.read_csv(out)) == 120
+
+
+@pytest.mark.parametrize("rounds, phrase", [
+    (None, ""), (0, " (1-way marginals only)"), (1, " (1 round)"), (8, " (8 rounds)"),
+])
+def test_summary_names_the_rounds_a_fit_used(rounds, phrase):
+    estimator = types.SimpleNamespace() if rounds is None else types.SimpleNamespace(rounds_=rounds)
+    assert cli._rounds_phrase(estimator) == phrase
