@@ -371,8 +371,9 @@ class AdaptiveProjection(BaseSynthesizer):
         )
         self.zero_test_ = self._zero_test()
 
-        # PRIVATE: the only reads of the data, used solely inside the mechanisms below.
-        true_answers = workload.answer_codes(records)
+        # PRIVATE: the only reads of the data, used solely inside the mechanisms below
+        # (with rounds 0 only the 1-way answers are measured, computed in _adaptive).
+        true_answers = workload.answer_codes(records) if rounds != 0 else None
 
         noise_rng, select_rng, project_rng, solver_rng = rng.spawn(4)
         session = self._oracle_session(solver_rng) if self.representation_ == "records" else None
@@ -495,9 +496,10 @@ class AdaptiveProjection(BaseSynthesizer):
                   project_rng):
         """Measure every 1-way marginal, then ``rounds - 1`` rounds of select, measure, re-project.
 
-        The first round's share (the whole budget when ``rounds == 0``) measures the 1-way marginal of every column
-        (sensitivity ``sqrt(2 d) / n`` for ``d`` columns), so that columns
-        the later rounds never measure are still spread as the data are
+        The first round's share (the whole budget when ``rounds == 0``)
+        measures the 1-way marginal of every column (sensitivity
+        ``sqrt(2 d) / n`` for ``d`` columns), so that columns the later
+        rounds never measure are still spread as the data are
         (without them a mixture of few records puts each such column on one
         value). They are projection targets, not workload queries.
         """

@@ -133,7 +133,7 @@ class ProductMixture:
     def __init__(self, workload, noisy, variances, *, n_components=32, extra_marginals=(),
                  init_scale=1.0, random_state=None):
         index = MarginalCells(workload, extra_marginals)
-        self.marginals = [tuple(int(a) for a in m) for m in index._set.marginals]
+        self.marginals = [tuple(int(a) for a in m) for m in index.marginals]
         self.offsets = index.offsets
         self.n_cells = index.n_cells
         self.sizes = [int(s) for s in index.sizes]
@@ -235,16 +235,20 @@ class ProductMixture:
         -------
         answers : ndarray of shape (n_queries_,)
         """
+        return ProductMixture._answers(weights, tables, workload.marginal_set_.marginals)
+
+    @staticmethod
+    def _answers(weights, tables, marginals):
+        """Answers of every cell of ``marginals``, concatenated in their order."""
         return np.concatenate([
             ProductMixture._marginal_answers(weights, tables, tuple(int(a) for a in m))[0]
-            for m in workload.marginal_set_.marginals
+            for m in marginals
         ])
 
     def answers(self):
         """Answers of the current mixture on every cell, shape ``(n_cells,)``."""
         weights, tables = self._unpack(self._x())
-        return np.concatenate([self._marginal_answers(weights, tables, m)[0]
-                               for m in self.marginals])
+        return self._answers(weights, tables, self.marginals)
 
     # -- objective and gradient ----------------------------------------------------
     def _objective_gradient(self, x):

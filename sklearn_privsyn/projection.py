@@ -79,6 +79,7 @@ class MarginalCells:
         marginals = tuple(workload.marginal_set_.marginals)
         marginals += tuple(tuple(int(a) for a in m) for m in extra)
         self._set = MarginalSet(workload.layout_, marginals)
+        self.marginals = marginals
         self.sizes = np.asarray(workload.layout_.block_sizes, dtype=np.int64)
         self.offsets = self._set.offsets.astype(np.int64)
         self.n_cells = self._set.n_queries
