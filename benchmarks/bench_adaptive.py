@@ -86,7 +86,7 @@ def run_one(name, est, X, workload, seed, extra):
                eps_spent=round(est.epsilon_, 6))
     if isinstance(est, AdaptiveProjection):
         row.update(representation=est.representation_, n_components=est.n_components,
-                   zero_test=est.zero_test_, rounds=est.rounds_, n_iter=est.n_iter_,
+                   zero_test=est.zero_test_, rounds=est.n_rounds_, n_iter=est.n_iter_,
                    stop=est.projection_stop_, gap=f"{getattr(est, 'projection_gap_', float('nan')):.3g}",
                    objective=f"{est.projection_objective_:.4g}")
     print(row, flush=True)

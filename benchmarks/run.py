@@ -79,6 +79,7 @@ workers too; results are written by this process as rows complete.
 from __future__ import annotations
 
 import argparse
+import collections
 import csv
 import datetime
 import hashlib
@@ -102,7 +103,7 @@ if str(HERE) not in sys.path:
 
 from protocol import ORDERS, in_order, paper_workload, summary_lines  # noqa: E402
 
-from sklearn_privsyn.cli import ALGORITHMS as CLI_ALGORITHMS  # noqa: E402
+from sklearn_privsyn.registry import CLI_ALGORITHMS  # noqa: E402
 
 DEFAULT_DATA_DIR = Path(
     os.environ.get("PRIVSYN_SHARED_DATASETS", HERE.parent.parent / "shared" / "datasets")
@@ -127,17 +128,16 @@ COLUMNS = [
     *QUALITY_COLUMNS, "order", "fit_cpu_seconds", "data_seed",
 ]
 
-#: name -> (module, attribute); modules starting with "." are in the package.
-ALGORITHMS = {
-    # the package's synthesizers, by the names the command line uses
-    **{name: (f"sklearn_privsyn.{module}", cls) for name, (module, cls) in CLI_ALGORITHMS.items()},
+#: name -> (module, attribute): the baselines and peers here, then every synthesizer
+#: of the package's registry by the names the command line uses (read at each lookup).
+ALGORITHMS = collections.ChainMap({
     "hdmm": ("baselines", "HDMMBaseline"),
     "zeros": ("baselines", "ZeroBaseline"),
     "resample": ("baselines", "ResampleBaseline"),
     "mst": ("peers", "SmartNoisePeer"),
     "aim": ("peers", "SmartNoisePeer"),
     "snmwem": ("peers", "SmartNoisePeer"),
-}
+}, CLI_ALGORITHMS)
 _PEER_SYNTH = {"mst": "mst", "aim": "aim", "snmwem": "mwem"}
 
 _KEY_FIELDS = ("algorithm", "estimator", "params", "dataset", "k", "n_marginals", "epsilon",

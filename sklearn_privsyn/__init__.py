@@ -9,19 +9,16 @@ and does not load the solver libraries until they are used.
 import importlib
 
 from .exceptions import BudgetExceededError, PrivacyLeakWarning, SolverWarning
+from .registry import all_synthesizers
 
 __version__ = "0.1.0.dev0"
 
+#: Public name -> module that defines it; the synthesizers come from the registry.
 _LAZY = {
-    "QueryWorkload": "workload",
-    "PrivacyLedger": "privacy",
-    "FEM": "fem",
-    "SepFEM": "fem",
-    "DualQuery": "dualquery",
-    "DQRS": "dualquery",
-    "MWEM": "mwem",
-    "AdaptiveProjection": "adaptive",
-    "SyntheticDataTrainer": "trainer",
+    "QueryWorkload": "sklearn_privsyn.workload",
+    "PrivacyLedger": "sklearn_privsyn.privacy",
+    **{entry.name: entry.module for entry in all_synthesizers()},
+    "SyntheticDataTrainer": "sklearn_privsyn.trainer",
 }
 
 __all__ = [
@@ -35,7 +32,7 @@ __all__ = [
 
 def __getattr__(name):
     if name in _LAZY:
-        module = importlib.import_module(f".{_LAZY[name]}", __name__)
+        module = importlib.import_module(_LAZY[name])
         return getattr(module, name)
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 

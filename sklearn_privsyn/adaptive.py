@@ -10,6 +10,7 @@ time-outs or failures change accuracy, never the privacy guarantee.
 
 import dataclasses
 import math
+import warnings
 from numbers import Integral, Real
 
 import numpy as np
@@ -164,12 +165,12 @@ def adaptive_default_representation(n, rho, n_marginals, rounds, products_noise=
 class AdaptiveProjection(BaseSynthesizer):
     """Gaussian measurements of the workload's marginals, projected onto records or products.
 
-    **Measure.** With ``rounds_ == 1`` every marginal of the workload is
+    **Measure.** With ``n_rounds_ == 1`` every marginal of the workload is
     measured once by one Gaussian mechanism: under replace-one neighbours a
     changed row moves ``1 / n`` between two cells of each marginal, so the
     ``M`` marginals together have L2 sensitivity ``sqrt(2 M) / n``, and the
     whole budget ``rho`` buys ``sigma = sqrt(M / rho) / n`` on every cell.
-    With ``rounds_ = T > 1`` the budget is split evenly over ``T`` rounds.
+    With ``n_rounds_ = T > 1`` the budget is split evenly over ``T`` rounds.
     The first measures the 1-way marginal of every column (one Gaussian
     mechanism, sensitivity ``sqrt(2 d) / n`` for ``d`` columns), so that
     columns no later round measures are still spread as in the data. Each
@@ -179,7 +180,7 @@ class AdaptiveProjection(BaseSynthesizer):
     answers (sensitivity ``2 / n``) minus the L1 noise expected from
     measuring it (public), and measures it with the rest (sensitivity
     ``sqrt(2) / n``). A marginal measured twice keeps the inverse-variance
-    average of its measurements. With ``rounds_ == 0`` the whole budget
+    average of its measurements. With ``n_rounds_ == 0`` the whole budget
     measures the 1-way marginals (one Gaussian mechanism, sensitivity
     ``sqrt(2 d) / n``) and nothing else, and they are fitted by a single
     product distribution (the independence model): where even the whole
@@ -236,7 +237,7 @@ class AdaptiveProjection(BaseSynthesizer):
         noisy answers with every answer below ``zero_test`` noise standard
         deviations (a one-sided test that the cell is not empty) set to
         zero; ``None`` keeps the l2 projection's weights. ``"auto"`` means
-        2.0 when every marginal is measured at once (``rounds_ == 1``) and
+        2.0 when every marginal is measured at once (``n_rounds_ == 1``) and
         ``None`` in adaptive rounds, where on generated tables it lost, and
         with ``representation="products"``, where a given ``z`` continues
         the fit against the zeroed answers. Post-processing: no privacy cost.
@@ -249,7 +250,7 @@ class AdaptiveProjection(BaseSynthesizer):
         quantities only).
     n_components : int, default=8
         Components of the mixture of products (``representation="products"``);
-        chosen on generated tables (see the docs). With ``rounds_ == 0``
+        chosen on generated tables (see the docs). With ``n_rounds_ == 0``
         one component is fitted whatever its value: 1-way answers alone say
         nothing about how columns go together.
     solver : {"highs", "pulp", "heuristic", "brute"} or oracle, default="highs"
@@ -264,13 +265,15 @@ class AdaptiveProjection(BaseSynthesizer):
 
     Attributes
     ----------
-    rounds_ : int
+    n_rounds_ : int
         Rounds used (0: 1-way marginals only; 1: every marginal measured at once).
+        Named ``rounds_`` in earlier development versions; that name still reads it, with a
+        ``FutureWarning``.
     zero_test_ : float or None
         The final re-weighting's threshold used (``zero_test`` resolved).
     measured_marginals_ : ndarray of int
         Index of the workload marginal measured in each selection round (all
-        of them, in order, when ``rounds_ == 1``).
+        of them, in order, when ``n_rounds_ == 1``).
     one_way_measurements_ : ndarray
         Noisy 1-way answers of every column, concatenated in column order
         (adaptive rounds only). A DP output.
@@ -364,9 +367,9 @@ class AdaptiveProjection(BaseSynthesizer):
         marginal_cells = np.diff(offsets)
         M = len(marginal_cells)
         rounds = adaptive_default_rounds(n, self.rho_, M) if self.rounds is None else self.rounds
-        self.rounds_ = int(rounds)
+        self.n_rounds_ = int(rounds)
         self.representation_ = (
-            adaptive_default_representation(n, self.rho_, M, self.rounds_)
+            adaptive_default_representation(n, self.rho_, M, self.n_rounds_)
             if self.representation == "auto" else self.representation
         )
         self.zero_test_ = self._zero_test()
@@ -405,14 +408,22 @@ class AdaptiveProjection(BaseSynthesizer):
         self.projection_gap_ = result.gap
         return result.records, result.weights
 
+    @property
+    def rounds_(self):
+        """Deprecated alias of ``n_rounds_``, the name every synthesizer uses."""
+        n_rounds = self.n_rounds_
+        warnings.warn("AdaptiveProjection.rounds_ is deprecated and will be removed; use "
+                      "n_rounds_", FutureWarning, stacklevel=2)
+        return n_rounds
+
     def _zero_test(self):
         if self.zero_test == "auto":
-            return _ZERO_TEST if self.rounds_ == 1 and self.representation_ == "records" else None
+            return _ZERO_TEST if self.n_rounds_ == 1 and self.representation_ == "records" else None
         return self.zero_test
 
     def _new_projection(self, noisy, variances, extra, session, rng):
         if self.representation_ == "products":
-            n_components = 1 if self.rounds_ == 0 else self.n_components
+            n_components = 1 if self.n_rounds_ == 0 else self.n_components
             return ProductMixture(self.workload_, noisy, variances, n_components=n_components,
                                   extra_marginals=extra, random_state=rng)
         return Projection(self.workload_, noisy, variances, extra_marginals=extra,

@@ -11,7 +11,6 @@ privacy spent, warnings) goes to stderr.
 
 import argparse
 import csv
-import importlib
 import io
 import json
 import math
@@ -29,6 +28,8 @@ from .domain_file import (
     read_domain,
 )
 from .marginal_budget import DEFAULT_CELL_BUDGET
+from .registry import CLI_ALGORITHMS, get_synthesizer
+from .solvers import ORACLE_NAMES
 
 __all__ = [
     "ALGORITHMS",
@@ -44,17 +45,11 @@ EXIT_DATA = 1
 #: Exit status of a usage error (argparse's own).
 EXIT_USAGE = 2
 
-#: ``--algorithm`` name -> (module of sklearn_privsyn, class); imported on use.
-ALGORITHMS = {
-    "fem": ("fem", "FEM"),
-    "sepfem": ("fem", "SepFEM"),
-    "dualquery": ("dualquery", "DualQuery"),
-    "dqrs": ("dualquery", "DQRS"),
-    "mwem": ("mwem", "MWEM"),
-    "adaptive": ("adaptive", "AdaptiveProjection"),
-}
+#: ``--algorithm`` name -> (module, class), a live view of the registry; imported on use.
+ALGORITHMS = CLI_ALGORITHMS
 
-SOLVERS = ("hybrid", "highs", "pulp", "heuristic", "brute")
+#: ``--solver`` names.
+SOLVERS = ORACLE_NAMES
 
 _DESCRIPTION = """\
 Differentially private synthetic data from a CSV file (AdaptiveProjection by
@@ -394,14 +389,13 @@ def _print_warnings(caught):
 
 
 def _load_algorithm(name):
-    module_name, class_name = ALGORITHMS[name]
+    entry = get_synthesizer(name)
     try:
-        module = importlib.import_module(f"sklearn_privsyn.{module_name}")
-        return getattr(module, class_name)
+        return entry.load()
     except (ImportError, AttributeError) as exc:
         raise CLIError(
             f"algorithm {name!r} is not available in this installation "
-            f"(sklearn_privsyn.{module_name}.{class_name}: {exc})"
+            f"({entry.module}.{entry.name}: {exc})"
         ) from None
 
 
@@ -653,7 +647,7 @@ def _cmd_domain(args):
 
 def _rounds_phrase(estimator):
     """How the fit spent its rounds, for the summary line (empty if it has none)."""
-    rounds = getattr(estimator, "n_rounds_", getattr(estimator, "rounds_", None))
+    rounds = getattr(estimator, "n_rounds_", None)
     if rounds is None:
         return ""
     if rounds == 0:

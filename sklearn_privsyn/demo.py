@@ -10,23 +10,14 @@ person who owns the data, not for publication.
 """
 
 import argparse
-import importlib
 import time
 
 import numpy as np
 
-from .cli import ALGORITHMS
 from .datasets import adult_public_domain, load_adult
 from .metrics import workload_error
+from .registry import CLI_ALGORITHMS, get_synthesizer
 from .workload import QueryWorkload
-
-#: Parameters beyond the package defaults, by algorithm name (the CLI's names).
-#: FEM and sepFEM get a quick setting: their default rule runs about 500 rounds
-#: of 50 samples here (minutes), for a few points less error.
-QUICK_PARAMS = {
-    "fem": {"rounds": 100, "samples_per_round": 20},
-    "sepfem": {"rounds": 100, "samples_per_round": 20},
-}
 
 
 def run_demo(*, epsilon=1.0, n_marginals=32, seed=0, rows=5, verbose=1, algorithm="adaptive",
@@ -46,7 +37,11 @@ def run_demo(*, epsilon=1.0, n_marginals=32, seed=0, rows=5, verbose=1, algorith
     verbose : int, default=1
         Show the synthesizer's progress bar.
     algorithm : {"adaptive", "fem", "sepfem", "dualquery", "dqrs", "mwem"}, default="adaptive"
-        Which synthesizer to fit.
+        Which synthesizer to fit (a command-line name of the registry,
+        :mod:`sklearn_privsyn.registry`). It runs with the registry's
+        ``demo_params``: FEM and sepFEM get a quick setting (their default rule
+        runs about 500 rounds of 50 samples here, minutes, for a few points
+        less error).
     print_fn : callable, default=print
         Where the report goes.
 
@@ -55,11 +50,10 @@ def run_demo(*, epsilon=1.0, n_marginals=32, seed=0, rows=5, verbose=1, algorith
     synthesizer : estimator
         The fitted synthesizer.
     """
-    if algorithm not in ALGORITHMS:
-        raise ValueError(f"algorithm must be one of {sorted(ALGORITHMS)}; got {algorithm!r}")
-    module, name = ALGORITHMS[algorithm]
-    cls = getattr(importlib.import_module(f"sklearn_privsyn.{module}"), name)
-    params = QUICK_PARAMS.get(algorithm, {})
+    if algorithm not in CLI_ALGORITHMS:
+        raise ValueError(f"algorithm must be one of {sorted(CLI_ALGORITHMS)}; got {algorithm!r}")
+    entry = get_synthesizer(algorithm)
+    cls, name, params = entry.load(), entry.name, dict(entry.demo_params)
     X = load_adult()
     workload = QueryWorkload(**adult_public_domain(), k=3, n_marginals=n_marginals, random_state=seed)
     synthesizer = cls(epsilon=epsilon, workload=workload, random_state=seed, verbose=verbose,
@@ -75,7 +69,7 @@ def run_demo(*, epsilon=1.0, n_marginals=32, seed=0, rows=5, verbose=1, algorith
         f"workload: {len(synthesizer.workload_.marginals_)} random 3-way marginals, "
         f"{synthesizer.workload_.n_queries_:,} counting queries (and their negations)"
     )
-    rounds = getattr(synthesizer, "n_rounds_", getattr(synthesizer, "rounds_", None))
+    rounds = synthesizer.n_rounds_
     print_fn(f"fit: {rounds} round{'' if rounds == 1 else 's'}, "
              f"{synthesizer._output_description()}, {seconds:.1f} s")
     print_fn("privacy spent (zCDP ledger):")
@@ -101,7 +95,7 @@ def main(argv=None):
     parser.add_argument("--epsilon", type=float, default=1.0)
     parser.add_argument("--marginals", type=int, default=32)
     parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--algorithm", choices=sorted(ALGORITHMS), default="adaptive")
+    parser.add_argument("--algorithm", choices=sorted(CLI_ALGORITHMS), default="adaptive")
     args = parser.parse_args(argv)
     np.set_printoptions(precision=4)
     run_demo(epsilon=args.epsilon, n_marginals=args.marginals, seed=args.seed,

@@ -272,7 +272,7 @@ def test_rounds_zero_measures_only_the_one_way_marginals_with_the_whole_budget(r
     assert totals(est) == {"gaussian_mechanism": (1, pytest.approx(rho, rel=1e-8))}
     assert est.ledger_.rho_spent <= est.rho_
     assert np.all(np.isnan(est.measurements_)) and len(est.measured_marginals_) == 0
-    assert est.rounds_ == 0
+    assert est.n_rounds_ == 0
     if representation == "auto":  # the independence model: one product distribution
         assert est.representation_ == "products"
         assert est.component_weights_.shape == (1,)
@@ -355,7 +355,7 @@ def test_default_fit_takes_the_rounds_from_the_rule():
     for epsilon, expected in [(50.0, 1), (0.05, 0)]:
         est = fit(X, epsilon=epsilon, max_iter=5)
         M = len(est.workload_.marginals_)
-        assert est.rounds_ == adaptive_default_rounds(len(X), est.rho_, M) == expected
+        assert est.n_rounds_ == adaptive_default_rounds(len(X), est.rho_, M) == expected
 
 
 @pytest.mark.parametrize("representation", ["records", "products"])
@@ -435,3 +435,13 @@ def test_sklearn_compatible(estimator, check):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", PrivacyLeakWarning)
         check(estimator)
+
+
+def test_rounds_is_a_deprecated_alias_of_n_rounds():
+    est = fit(max_iter=3)
+    with pytest.warns(FutureWarning, match="rounds_ is deprecated.*use n_rounds_"):
+        assert est.rounds_ == est.n_rounds_
+    assert not hasattr(AdaptiveProjection(), "n_rounds_")
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert not hasattr(AdaptiveProjection(), "rounds_")  # unfitted: no warning either

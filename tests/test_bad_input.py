@@ -1,7 +1,7 @@
 """Bad input at every public entry point: clear errors naming the culprit, no partial state.
 
-Every estimator (FEM, SepFEM, DualQuery, DQRS, MWEM) runs with the fastest
-settings on tiny data. A failed ``fit`` must raise an error that names the
+Every registered synthesizer (sklearn_privsyn.registry) runs with its test
+parameters on tiny data. A failed ``fit`` must raise an error that names the
 column or parameter, and leave the estimator without any fitted attribute
 (for a refit too: never a mix of the previous fit's attributes and this one's).
 """
@@ -17,16 +17,11 @@ import pytest
 import scipy.sparse as sp
 from sklearn.exceptions import NotFittedError
 
-from sklearn_privsyn import DQRS, FEM, MWEM, DualQuery, PrivacyLeakWarning, QueryWorkload, SepFEM
+from sklearn_privsyn import FEM, MWEM, DualQuery, PrivacyLeakWarning, QueryWorkload, SepFEM
+from sklearn_privsyn.registry import all_synthesizers
 
 DOMAIN = {"a": 2, "b": ["x", "y"]}
-FAST = {
-    FEM: {"solver": "brute", "rounds": 2, "samples_per_round": 2},
-    SepFEM: {"solver": "brute", "rounds": 2, "samples_per_round": 2},
-    DualQuery: {"solver": "brute", "rounds": 2, "samples_per_round": 2},
-    DQRS: {"solver": "brute", "rounds": 2, "samples_per_round": 2},
-    MWEM: {"rounds": 2},
-}
+FAST = {entry.load(): dict(entry.test_params) for entry in all_synthesizers()}
 ESTIMATORS = list(FAST)
 IDS = [cls.__name__ for cls in ESTIMATORS]
 

@@ -1,5 +1,6 @@
 """Tests of the ``privsyn`` command line (sklearn_privsyn.cli)."""
 
+import dataclasses
 import importlib.util
 import io
 import json
@@ -13,9 +14,10 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from sklearn_privsyn import FEM, QueryWorkload, cli
+from sklearn_privsyn import FEM, QueryWorkload, cli, registry
 from sklearn_privsyn.cli import EXIT_DATA, EXIT_USAGE, main, read_table
 from sklearn_privsyn.domain_file import read_domain
+from sklearn_privsyn.registry import all_synthesizers, get_synthesizer
 
 FAST = ["--algorithm", "fem", "--solver", "brute", "--rounds", "4", "--samples-per-round", "3",
         "--seed", "0"]
@@ -100,11 +102,11 @@ def test_quiet_prints_nothing(files, capsys):
     assert capsys.readouterr().err == ""
 
 
-@pytest.mark.parametrize("algorithm", ["fem", "sepfem", "dualquery", "dqrs", "mwem", "adaptive"])
+@pytest.mark.parametrize("algorithm", [entry.cli_name for entry in all_synthesizers()])
 def test_every_algorithm(files, capsys, algorithm):
     args = ["fit", str(files.csv), "--domain", str(files.domain), "--algorithm", algorithm,
             "--epsilon", "1", "--seed", "1", "--rounds", "3", "-o", str(files.dir / "s.csv")]
-    if algorithm != "mwem":
+    if "solver" in get_synthesizer(algorithm).create().get_params():
         args += ["--solver", "brute"]
     assert main(args) == 0, capsys.readouterr().err
     assert len(pd.read_csv(files.dir / "s.csv")) == len(files.frame)
@@ -237,7 +239,9 @@ def test_invalid_json_exit_1(files, capsys):
 
 
 def test_unavailable_algorithm_exit_1(files, capsys, monkeypatch):
-    monkeypatch.setitem(cli.ALGORITHMS, "fem", ("no_such_module", "FEM"))
+    fem = get_synthesizer("fem")
+    monkeypatch.setitem(registry._REGISTRY, fem.name,
+                        dataclasses.replace(fem, module="no_such_module"))
     assert _fit(files) == EXIT_DATA
     assert "algorithm 'fem' is not available" in capsys.readouterr().err
 
@@ -599,5 +603,5 @@ def test_fit_defaults_to_adaptive_projection(files, capsys):
     (None, ""), (0, " (1-way marginals only)"), (1, " (1 round)"), (8, " (8 rounds)"),
 ])
 def test_summary_names_the_rounds_a_fit_used(rounds, phrase):
-    estimator = types.SimpleNamespace() if rounds is None else types.SimpleNamespace(rounds_=rounds)
+    estimator = types.SimpleNamespace() if rounds is None else types.SimpleNamespace(n_rounds_=rounds)
     assert cli._rounds_phrase(estimator) == phrase

@@ -22,26 +22,21 @@ import pytest
 from sklearn.linear_model import LogisticRegression
 
 from sklearn_privsyn import (
-    DQRS,
     AdaptiveProjection,
-    FEM,
-    MWEM,
-    DualQuery,
     PrivacyLeakWarning,
     QueryWorkload,
-    SepFEM,
     SyntheticDataTrainer,
 )
+from sklearn_privsyn.registry import all_synthesizers
 
 N = 137  # prime, and different from every synthetic record count used below
 
+# Every registered synthesizer with its test parameters, a few more rounds (so
+# that more of the fit is stored), and AdaptiveProjection's other representation.
 ALGORITHMS = {
-    "FEM": (FEM, {"solver": "brute", "rounds": 6, "samples_per_round": 4}),
-    "SepFEM": (SepFEM, {"solver": "brute", "rounds": 6, "samples_per_round": 4}),
-    "DualQuery": (DualQuery, {"solver": "brute", "rounds": 6}),
-    "DQRS": (DQRS, {"solver": "brute", "rounds": 6}),
-    "MWEM": (MWEM, {"rounds": 6}),
-    "AdaptiveProjection": (AdaptiveProjection, {"solver": "brute", "rounds": 3, "max_iter": 10}),
+    **{entry.name: (entry.load(), {**entry.test_params,
+                                   **({"rounds": 6} if "rounds" in entry.test_params else {})})
+       for entry in all_synthesizers()},
     "AdaptiveProjection-products": (AdaptiveProjection, {"rounds": 1, "max_iter": 10,
                                                          "representation": "products"}),
 }

@@ -46,6 +46,7 @@ import sklearn_privsyn.dualquery as dualquery_module
 import sklearn_privsyn.fem as fem_module
 import sklearn_privsyn.mwem as mwem_module
 from sklearn_privsyn import DQRS, FEM, MWEM, AdaptiveProjection, DualQuery, QueryWorkload, SepFEM
+from sklearn_privsyn.registry import all_synthesizers
 from neighbours import dqrs_coin_rho_by_brute_force
 from sklearn_privsyn.projection import MarginalCells, ProjectionResult
 from sklearn_privsyn.privacy import (
@@ -141,6 +142,14 @@ ESTIMATORS = {
     "AdaptiveProjection-products": lambda **kw: AdaptiveProjection(
         rounds=4, max_iter=4, representation="products", n_components=3, solver="brute", **kw),
 }
+
+
+def test_every_registered_synthesizer_is_audited():
+    # a synthesizer added to the registry must get an entry in ESTIMATORS (its name,
+    # or its name and a variant after a dash) before the suite passes
+    audited = {name.split("-")[0] for name in ESTIMATORS}
+    missing = [entry.name for entry in all_synthesizers() if entry.name not in audited]
+    assert missing == [], f"add {missing} to ESTIMATORS"
 
 
 def dqrs_coin_rho(args, est, n):

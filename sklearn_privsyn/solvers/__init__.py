@@ -29,20 +29,7 @@ status ``"fallback"``, counted in the session's :class:`SolverStats`.
 Malformed problems (wrong shapes, bad indices) raise ``ValueError``.
 """
 
-from ._base import (
-    STATUSES,
-    OneHotLayout,
-    Oracle,
-    OracleProblem,
-    OracleResult,
-    OracleSession,
-    SolverStats,
-)
-from .brute import BruteForceOracle
-from .heuristic import HeuristicOracle
-from .highs import HighsOracle
-from .hybrid import HybridOracle
-from .pulp_highs import PulpHighsOracle
+import importlib
 
 __all__ = [
     "ORACLE_NAMES",
@@ -61,16 +48,45 @@ __all__ = [
     "get_oracle",
 ]
 
+# Public name -> module of this package that defines it. Imported on first use, so
+# that reading ORACLE_NAMES (the command line does, to parse --solver) stays cheap.
+_LAZY = {
+    "STATUSES": "_base",
+    "Oracle": "_base",
+    "OracleProblem": "_base",
+    "OracleResult": "_base",
+    "OracleSession": "_base",
+    "SolverStats": "_base",
+    "OneHotLayout": "_base",
+    "BruteForceOracle": "brute",
+    "HeuristicOracle": "heuristic",
+    "HighsOracle": "highs",
+    "HybridOracle": "hybrid",
+    "PulpHighsOracle": "pulp_highs",
+}
+
+#: Back-end name -> its oracle class.
 _ORACLES = {
-    "highs": HighsOracle,
-    "pulp": PulpHighsOracle,
-    "heuristic": HeuristicOracle,
-    "hybrid": HybridOracle,
-    "brute": BruteForceOracle,
+    "highs": "HighsOracle",
+    "pulp": "PulpHighsOracle",
+    "heuristic": "HeuristicOracle",
+    "hybrid": "HybridOracle",
+    "brute": "BruteForceOracle",
 }
 
 #: Back-end names :func:`get_oracle` accepts.
 ORACLE_NAMES = tuple(_ORACLES)
+
+
+def __getattr__(name):
+    if name in _LAZY:
+        module = importlib.import_module(f".{_LAZY[name]}", __name__)
+        return getattr(module, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def __dir__():
+    return sorted(set(__all__) | set(globals()))
 
 
 def get_oracle(spec="highs"):
@@ -96,13 +112,13 @@ def get_oracle(spec="highs"):
     ValueError: unknown oracle 'gurobi'; valid names are 'highs', 'pulp', 'heuristic', 'hybrid', 'brute', or pass an oracle instance.
     """
     if isinstance(spec, str):
-        cls = _ORACLES.get(spec.lower())
-        if cls is None:
+        cls_name = _ORACLES.get(spec.lower())
+        if cls_name is None:
             names = ", ".join(repr(k) for k in _ORACLES)
             raise ValueError(
                 f"unknown oracle {spec!r}; valid names are {names}, or pass an oracle instance."
             )
-        return cls()
+        return __getattr__(cls_name)()
     if callable(getattr(spec, "session", None)):
         return spec
     raise TypeError(
