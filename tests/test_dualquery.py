@@ -8,9 +8,8 @@ import pytest
 from scipy import stats
 
 from sklearn_privsyn import DQRS, DualQuery, QueryWorkload
+from sklearn_privsyn._dualquery_base import SampleHistory
 from sklearn_privsyn.dualquery import (
-    _draw,
-    _SampleHistory,
     acceptance_probabilities,
     default_learning_rate,
     dualquery_rounds,
@@ -18,6 +17,7 @@ from sklearn_privsyn.dualquery import (
     rejection_step_rho,
 )
 from sklearn_privsyn.metrics import workload_error
+from sklearn_privsyn.privacy import exponential_mechanism_draws
 from sklearn_privsyn.solvers import BruteForceOracle, OneHotLayout
 
 from neighbours import dqrs_coin_rho_by_brute_force
@@ -183,7 +183,7 @@ def test_draw_matches_softmax():
     rng = np.random.default_rng(1)
     logw = np.array([0.0, 1.0, -2.0, 0.5, 700.0 - 700.0])
     # scores logw / 2 at epsilon 1 and sensitivity 1/4: log-weights eps * score / (2 Delta) = logw
-    draws = _draw(logw / 2, 1.0, 0.25, 40_000, rng)
+    draws = exponential_mechanism_draws(logw / 2, 1.0, 0.25, 40_000, rng)
     p = np.exp(logw) / np.exp(logw).sum()
     counts = np.bincount(draws, minlength=len(p))
     assert stats.chisquare(counts, p * len(draws)).pvalue > 1e-3
@@ -202,7 +202,8 @@ def test_rejection_resample_is_distributed_as_new_mw_distribution(replaced):
     p_new = np.exp(new_logw) / np.exp(new_logw).sum()
     sample = rng.choice(m, size=size, p=q_old)
     new, n_rejected = rejection_resample(
-        sample, gains, eta, gamma, rng, lambda k: _draw(new_logw, 2.0, 1.0, k // replaced, rng))
+        sample, gains, eta, gamma, rng,
+        lambda k: exponential_mechanism_draws(new_logw, 2.0, 1.0, k // replaced, rng))
     assert len(new) == size - n_rejected + n_rejected // replaced
     counts = np.bincount(new, minlength=m)
     assert stats.chisquare(counts, p_new * len(new)).pvalue > 1e-3
@@ -346,7 +347,7 @@ def test_tie_break_does_not_change_the_privacy_cost():
 
 def test_sample_history_counts_positive_literals_with_decay():
     layout = OneHotLayout((3, 2))
-    history = _SampleHistory(layout, decay=0.5)
+    history = SampleHistory(layout, decay=0.5)
     history.add([[0, 3], [1, -1]], negated=[False, True], counts=[2, 5])
     assert history.counts.tolist() == [2.0, 0.0, 0.0, 2.0, 0.0]
     history.add([[1, 4]], negated=[False], counts=[1])
@@ -355,7 +356,7 @@ def test_sample_history_counts_positive_literals_with_decay():
 
 def test_sample_history_target_distribution():
     layout = OneHotLayout((3, 2))
-    history = _SampleHistory(layout, decay=1.0)
+    history = SampleHistory(layout, decay=1.0)
     history.add([[0, 3], [1, 3]], negated=[False, False], counts=[6, 2])
     rng = np.random.default_rng(0)
     draws = np.array([history.draw_target(rng) for _ in range(6000)])

@@ -27,6 +27,7 @@ from sklearn_privsyn import (
     QueryWorkload,
     SyntheticDataTrainer,
 )
+from sklearn_privsyn.privacy import LedgerEntry, PrivacyLedger
 from sklearn_privsyn.registry import all_synthesizers
 
 N = 137  # prime, and different from every synthetic record count used below
@@ -179,3 +180,26 @@ def test_trainer_round_trip_and_no_private_rows(private):
         assert not isinstance(value, (pd.DataFrame, pd.Series)), f"{path} is a {type(value)}"
         if isinstance(value, np.ndarray):
             assert N not in value.shape, f"{path} has shape {value.shape}"
+
+
+# Classes that moved, and the path that pickles written before the move name them by.
+MOVED = {PrivacyLedger: "sklearn_privsyn.privacy", LedgerEntry: "sklearn_privsyn.privacy"}
+
+
+def _as_pickled_before_the_moves(blob):
+    """A protocol-0 pickle with every moved class named by its old path."""
+    for cls, old in MOVED.items():
+        blob = blob.replace(f"c{cls.__module__}\n{cls.__name__}\n".encode(),
+                            f"c{old}\n{cls.__name__}\n".encode())
+    return blob
+
+
+def test_pickles_of_moved_classes_load_from_their_old_paths(private):
+    fitted = _fit("FEM", private)
+    blob = pickle.dumps(fitted, protocol=0)
+    old = _as_pickled_before_the_moves(blob)
+    assert old != blob and b"csklearn_privsyn.privacy\nPrivacyLedger\n" in old
+    loaded = pickle.loads(old)
+    assert loaded.ledger_.entries == fitted.ledger_.entries
+    pd.testing.assert_frame_equal(loaded.sample(30, random_state=4),
+                                  fitted.sample(30, random_state=4))

@@ -53,7 +53,9 @@ from sklearn_privsyn.privacy import (
     PrivacyLedger,
     epsilon_to_rho,
     exponential_mechanism,
+    exponential_mechanism_draws,
     gaussian_mechanism,
+    rejection_coins,
     rho_to_epsilon,
     worst_query_mechanism,
 )
@@ -193,11 +195,11 @@ MECHANISMS = {
         "gaussian_mechanism", runs=lambda a, est, n: 1,
         rho=lambda a, est, n: a[1] ** 2 / (2 * a[2] ** 2),
         private=lambda a: np.ravel(a[0]), bound=lambda a, n: a[1], norm=2),
-    dualquery_module._draw: Mechanism(
+    exponential_mechanism_draws: Mechanism(
         "exponential_mechanism", runs=lambda a, est, n: a[3],
         rho=lambda a, est, n: _em_rho(a[1]),
         private=lambda a: a[0], bound=lambda a, n: a[2], norm=np.inf),
-    dualquery_module._keep: Mechanism(
+    rejection_coins: Mechanism(
         "rejection_sampling", runs=lambda a, est, n: len(a[0]),
         rho=dqrs_coin_rho,
         private=lambda a: a[1], bound=lambda a, n: 1.0 / n, norm=np.inf),
@@ -583,7 +585,8 @@ def _dual_audit(cls):
     epsilon = rho_to_epsilon(1.5 * CLAIM**2 / 8, 1 / N_AUDIT**2, method="classic")
     est = cls(epsilon=epsilon, workload=workload, learning_rate=learning_rate,
               samples_per_round=1, solver="brute", conversion="classic")
-    return dict(est=est, D=D, D2=D2, more="D", broken=(dualquery_module, "_draw"),
+    return dict(est=est, D=D, D2=D2, more="D",
+                broken=(dualquery_module, "exponential_mechanism_draws"),
                 event=lambda e: len(e.records_) == 2 and not e.records_.any(),
                 p_broken=(1 / 4, 1 / (1 + math.exp(2 * CLAIM)) / 2))
 
