@@ -34,7 +34,15 @@ import warnings
 from .domain_draft import MARK
 from .exceptions import PrivacyLeakWarning
 
-__all__ = ["dump_domain", "parse_domain", "read_domain", "workload_params"]
+__all__ = [
+    "all_numbers",
+    "dump_domain",
+    "parse_domain",
+    "read_domain",
+    "warn_read_from_data",
+    "workload_kwargs",
+    "workload_params",
+]
 
 # An object entry has exactly one of these keys, which sets its kind ...
 _KINDS = ("size", "values", "bounds")
@@ -250,7 +258,7 @@ def parse_domain(raw, source="the domain"):
     return params
 
 
-def _all_numbers(values):
+def all_numbers(values):
     """Whether a column's listed values are all numbers (or booleans).
 
     The command line then reads the column's cells as numbers; otherwise as
@@ -259,11 +267,11 @@ def _all_numbers(values):
     return all(isinstance(v, (int, float)) for v in values)
 
 
-def _workload_kwargs(params):
+def workload_kwargs(params):
     """QueryWorkload keywords from :func:`parse_domain`'s output (no warning)."""
     domain, other = {}, {}
     for col, spec in params["domain"].items():
-        text = isinstance(spec, list) and not _all_numbers(spec)
+        text = isinstance(spec, list) and not all_numbers(spec)
         domain[col] = [str(v) for v in spec] if text else spec
         if col in params["other"]:
             other[col] = str(params["other"][col]) if text else params["other"][col]
@@ -276,7 +284,7 @@ def _workload_kwargs(params):
     }
 
 
-def _warn_read_from_data(params, source="the domain", stacklevel=2):
+def warn_read_from_data(params, source="the domain", stacklevel=2):
     """Warn (PrivacyLeakWarning) naming the columns marked ``read_from_data``, if any."""
     if params["read_from_data"]:
         warnings.warn(
@@ -338,5 +346,5 @@ def workload_params(domain):
         raise TypeError(
             f"domain must be a path or a dict; got {type(domain).__name__}."
         )
-    _warn_read_from_data(params, source)
-    return _workload_kwargs(params)
+    warn_read_from_data(params, source)
+    return workload_kwargs(params)

@@ -16,6 +16,7 @@ import pytest
 
 from sklearn_privsyn import FEM, QueryWorkload, cli, registry
 from sklearn_privsyn.cli import EXIT_DATA, EXIT_USAGE, main, read_table
+from sklearn_privsyn.cli._commands import oracle_of, rounds_phrase
 from sklearn_privsyn.domain_file import read_domain
 from sklearn_privsyn.registry import all_synthesizers, get_synthesizer
 
@@ -250,14 +251,14 @@ def test_time_limit_builds_an_oracle():
     from sklearn_privsyn.solvers import HeuristicOracle, HighsOracle, HybridOracle
 
     args = types.SimpleNamespace(solver=None, time_limit=5.0)
-    oracle = cli._oracle(args)
+    oracle = oracle_of(args)
     assert isinstance(oracle, HighsOracle) and oracle.time_limit == 5.0
     args = types.SimpleNamespace(solver="heuristic", time_limit=2.0)
-    assert isinstance(cli._oracle(args), HeuristicOracle)
+    assert isinstance(oracle_of(args), HeuristicOracle)
     # without --solver the limit goes to the algorithm's own default oracle
-    oracle = cli._oracle(types.SimpleNamespace(solver=None, time_limit=3.0), "hybrid")
+    oracle = oracle_of(types.SimpleNamespace(solver=None, time_limit=3.0), "hybrid")
     assert isinstance(oracle, HybridOracle) and oracle.time_limit == 3.0
-    assert cli._oracle(types.SimpleNamespace(solver="pulp", time_limit=None)) == "pulp"
+    assert oracle_of(types.SimpleNamespace(solver="pulp", time_limit=None)) == "pulp"
 
 
 def test_read_domain_formats(tmp_path):
@@ -604,4 +605,4 @@ def test_fit_defaults_to_adaptive_projection(files, capsys):
 ])
 def test_summary_names_the_rounds_a_fit_used(rounds, phrase):
     estimator = types.SimpleNamespace() if rounds is None else types.SimpleNamespace(n_rounds_=rounds)
-    assert cli._rounds_phrase(estimator) == phrase
+    assert rounds_phrase(estimator) == phrase
