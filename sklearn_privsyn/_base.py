@@ -15,12 +15,12 @@ from sklearn.base import BaseEstimator, clone
 from sklearn.utils.validation import check_is_fitted
 
 from ._random import make_generator
+from ._sampling import allocate_counts
 from ._sklearn_private import HasMethods, Interval, StrOptions, fit_context
 from ._table import as_frame, check_not_empty
 from .exceptions import SolverWarning
 from .privacy import PrivacyLedger, epsilon_to_rho
-from .solvers import ORACLE_NAMES, get_oracle
-from .solvers._session import open_session
+from .solvers import ORACLE_NAMES, get_oracle, open_session
 from .workload import QueryWorkload
 
 __all__ = ["BaseSynthesizer"]
@@ -28,27 +28,6 @@ __all__ = ["BaseSynthesizer"]
 #: The ``solver`` parameter of the synthesizers that call an oracle: a back-end
 #: name (see :func:`~sklearn_privsyn.solvers.get_oracle`) or an oracle instance.
 SOLVER_CONSTRAINT = [StrOptions(set(ORACLE_NAMES)), HasMethods(["session"])]
-
-
-def allocate_counts(weights, n_samples, rng):
-    """Split ``n_samples`` rows among records in proportion to ``weights``.
-
-    Each record gets ``floor(n * w)`` rows and the remainder is spread by
-    systematic sampling, so every count is ``n * w`` rounded up or down and the
-    expected count is exactly ``n * w``. This has far less variance than
-    drawing rows independently, so a sample keeps the fitted answers closely.
-    """
-    expected = n_samples * np.asarray(weights, dtype=float)
-    counts = np.floor(expected).astype(np.int64)
-    remainder = expected - counts
-    missing = n_samples - int(counts.sum())
-    if missing > 0:
-        cumulative = np.cumsum(remainder)
-        points = rng.uniform() + np.arange(missing)
-        picked = np.searchsorted(cumulative, points, side="right")
-        picked = np.minimum(picked, len(counts) - 1)
-        np.add.at(counts, picked, 1)
-    return counts
 
 
 class BaseSynthesizer(BaseEstimator):

@@ -11,6 +11,7 @@ the one-hot layout they make; it turns a table into records and back.
 
 from __future__ import annotations
 
+import warnings
 from dataclasses import dataclass
 from functools import cached_property
 
@@ -19,9 +20,18 @@ import pandas as pd
 import scipy.sparse as sp
 
 from ._coders import BinnedCoder, CategoryCoder, make_coder
-from .solvers._base import OneHotLayout
+from .exceptions import PrivacyLeakWarning
+from ._layout import OneHotLayout
 
-__all__ = ["TableEncoder", "as_frame", "default_column_names"]
+__all__ = [
+    "TableEncoder",
+    "as_frame",
+    "check_not_empty",
+    "check_scalar_cells",
+    "default_column_names",
+    "frame_with_columns",
+    "warn_learned_domain",
+]
 
 
 def default_column_names(n_columns):
@@ -86,6 +96,51 @@ def check_scalar_cells(frame):
                 f"Column {col!r} holds non-scalar values (lists, dicts or other containers): "
                 "each argument must be a string or a number (a scalar)."
             )
+
+
+def frame_with_columns(X, columns, owner):
+    """``X`` as a DataFrame of scalar cells: the table to fit (``columns=None``), or one
+    with exactly the fitted ``columns``, returned in their order."""
+    frame = as_frame(X, columns=columns, owner=owner)
+    dup = frame.columns[frame.columns.duplicated()].unique().tolist()
+    if dup:
+        raise ValueError(f"X has duplicate column names: {dup}.")
+    check_scalar_cells(frame)
+    if columns is None:
+        check_not_empty(frame)
+        return frame
+    missing = [c for c in columns if c not in frame.columns]
+    extra = [c for c in frame.columns if c not in columns]
+    if not (missing or extra):
+        return frame[list(columns)]
+    raise ValueError(
+        f"X's columns differ from those seen in fit: missing {missing}, unexpected {extra}."
+    )
+
+
+def warn_learned_domain(learned, stacklevel=4):
+    """One ``PrivacyLeakWarning`` naming the columns whose domain was read from the data.
+
+    ``learned`` maps a column to ``"categories"`` or ``"bounds"``, as
+    :meth:`TableEncoder.fit` returns it.
+    """
+    categories = [c for c, what in learned.items() if what == "categories"]
+    bounds = [c for c, what in learned.items() if what == "bounds"]
+    if not (categories or bounds):
+        return
+    parts = []
+    if categories:
+        parts.append(f"the values of columns {categories}")
+    if bounds:
+        parts.append(f"the min/max of numeric columns {bounds}")
+    warnings.warn(
+        "QueryWorkload learned "
+        + " and ".join(parts)
+        + " from the data. This is not covered by the privacy guarantee; "
+        "give them publicly with domain= (values) and bounds= (numeric ranges).",
+        PrivacyLeakWarning,
+        stacklevel=stacklevel,
+    )
 
 
 @dataclass

@@ -12,15 +12,11 @@ data player never sees the private data, so everything it does, whatever the
 solver returns, is post-processing.
 """
 
-import copy
 import math
-import threading
-import uuid
-from collections import OrderedDict
 from numbers import Integral, Real
 
 import numpy as np
-from joblib import Parallel, delayed, effective_n_jobs
+from joblib import effective_n_jobs
 
 from ._base import SOLVER_CONSTRAINT, BaseSynthesizer
 from ._sklearn_private import Interval
@@ -34,8 +30,8 @@ from .privacy import (
     split_budget,
     worst_query_mechanism,
 )
-from .solvers import OracleProblem, SolverStats, get_oracle
-from .solvers._session import open_session
+from .solvers import OracleProblem, get_oracle
+from .solvers.parallel import SerialOracle, WorkerOracles
 
 __all__ = ["FEM", "SepFEM", "default_rounds", "default_samples", "sepfem_noise_scale"]
 
@@ -116,92 +112,6 @@ def default_samples(rounds, min_samples=50, max_samples=200, output_records=10_0
     """
     return min(int(max_samples), max(int(min_samples), math.ceil(output_records / (rounds + 1))))
 
-
-# Oracle sessions that live in a joblib worker between rounds of one fit, so
-# that a worker keeps its HiGHS model (and solution pool) and only adds the
-# round's new queries instead of rebuilding. They are thread-local: under a
-# threading backend (joblib "threading", Dask's threaded workers) no two
-# threads ever share a session, and concurrent fits in one process, which have
-# different tokens, never close each other's sessions. A worker keeps the
-# sessions of its most recently served fits and closes older ones itself.
-_WORKER = threading.local()
-_FITS_PER_WORKER = 4
-
-
-def _worker_session(oracle, layout, token, seed):
-    sessions = getattr(_WORKER, "sessions", None)
-    if sessions is None:
-        sessions = _WORKER.sessions = OrderedDict()
-    session = sessions.get(token)
-    if session is None:
-        session = sessions[token] = open_session(oracle, layout, seed)
-        while len(sessions) > _FITS_PER_WORKER:
-            sessions.popitem(last=False)[1].close()
-    sessions.move_to_end(token)
-    return session
-
-
-def _solve_chunk(oracle, layout, token, seed, problems):
-    """One joblib task: solve ``problems`` in this worker's session of the fit ``token``.
-
-    Returns the records and the chunk's :class:`SolverStats` (faults included),
-    which the fit merges: a worker's statistics never stay behind in the worker.
-    """
-    session = _worker_session(oracle, layout, token, seed)
-    before = copy.copy(session.stats)
-    records = [session.solve(problem).record for problem in problems]
-    return records, session.stats.since(before)
-
-
-class _SerialOracle:
-    """The data player's oracle in this thread: one session for the whole fit."""
-
-    def __init__(self, session):
-        self.session = session
-
-    def solve_all(self, problems):
-        return [self.session.solve(problem).record for problem in problems]
-
-    def close(self):
-        self.session.close()
-
-
-class _WorkerOracles:
-    """The data player's oracle spread over joblib workers for one fit.
-
-    Each round's problems are split into ``n_workers`` chunks; each worker
-    solves its chunk in its own session of this fit (see ``_worker_session``)
-    and hands back its statistics, merged into ``stats``. One ``Parallel``
-    object serves the whole fit, so a threading backend keeps its threads (and
-    their sessions) from round to round.
-    """
-
-    def __init__(self, oracle, layout, n_jobs, n_workers, seed):
-        self.oracle = oracle
-        self.layout = layout
-        self.n_workers = n_workers
-        self.seed = seed
-        self.token = uuid.uuid4().hex
-        self.stats = SolverStats()
-        self.parallel = Parallel(n_jobs=n_jobs)
-        self.parallel.__enter__()
-
-    def solve_all(self, problems):
-        chunks = np.array_split(np.arange(len(problems)), self.n_workers)
-        results = self.parallel(
-            delayed(_solve_chunk)(self.oracle, self.layout, self.token, self.seed,
-                                  [problems[i] for i in chunk])
-            for chunk in chunks
-            if len(chunk)
-        )
-        records = []
-        for chunk_records, chunk_stats in results:
-            self.stats.merge(chunk_stats)
-            records.extend(chunk_records)
-        return records
-
-    def close(self):
-        self.parallel.__exit__(None, None, None)
 
 
 def _distinct_rows(records, limit):
@@ -318,9 +228,9 @@ class _FTPLSynthesizer(BaseSynthesizer):
         multiplicity = {int(query_rng.integers(2 * n_queries)): 1}  # q_0: uniform, data-free
         n_workers = self._n_workers()
         if n_workers == 1:
-            oracle = _SerialOracle(self._oracle_session(solver_rng))
+            oracle = SerialOracle(self._oracle_session(solver_rng))
         else:
-            oracle = _WorkerOracles(get_oracle(self.solver), layout, self.n_jobs, n_workers,
+            oracle = WorkerOracles(get_oracle(self.solver), layout, self.n_jobs, n_workers,
                                     int(solver_rng.integers(np.iinfo(np.int32).max)))
             self.solver_stats_ = oracle.stats
         per_round = []

@@ -20,9 +20,9 @@ from functools import cached_property
 import numpy as np
 from sklearn.utils import check_random_state
 
-from .solvers._base import OneHotLayout
+from ._layout import OneHotLayout
 
-__all__ = ["MarginalSet", "choose_marginals"]
+__all__ = ["MarginalSet", "choose_marginals", "workload_marginals"]
 
 # Rows are processed in chunks so that a chunk's (rows x marginals) index
 # matrix stays around this many entries (32 MB of int64).
@@ -89,6 +89,56 @@ def choose_marginals(block_sizes, k, *, max_cells=None, n_marginals=None, random
         pick = check_random_state(random_state).choice(n_eligible, n_marginals, replace=False)
         combos = combos[np.sort(pick)]
     return [tuple(int(a) for a in row) for row in combos], n_eligible
+
+
+def workload_marginals(block_sizes, columns, *, marginals, k, n_marginals, max_cells, n_rows,
+                       random_state):
+    """The marginals a :class:`~sklearn_privsyn.QueryWorkload` measures, as attribute tuples.
+
+    The explicit ``marginals`` (column names, or one name for a 1-way
+    marginal), checked; or, when ``marginals`` is None, :func:`choose_marginals`
+    with ``max_cells="n_rows"`` meaning the row count (public). Returns the
+    chosen marginals and the number of eligible ones (None when explicit).
+
+    Examples
+    --------
+    >>> from sklearn_privsyn.marginals import workload_marginals
+    >>> workload_marginals((2, 3, 4), ("a", "b", "c"), marginals=[("c", "a"), "b"], k=2,
+    ...                    n_marginals=None, max_cells=None, n_rows=10, random_state=None)
+    ([(2, 0), (1,)], None)
+    """
+    if marginals is None:
+        return choose_marginals(block_sizes, k,
+                                max_cells=n_rows if max_cells == "n_rows" else max_cells,
+                                n_marginals=n_marginals, random_state=random_state)
+    if n_marginals is not None or max_cells is not None:
+        raise ValueError(
+            "n_marginals and max_cells apply only when marginals=None; "
+            "got explicit marginals together with "
+            + ("n_marginals" if n_marginals is not None else "max_cells")
+            + "."
+        )
+    index = {c: a for a, c in enumerate(columns)}
+    chosen, seen = [], {}
+    for m in marginals:
+        names = (m,) if isinstance(m, str) or not np.iterable(m) else tuple(m)
+        if len(names) == 0:
+            raise ValueError("marginals contains an empty marginal ().")
+        unknown = [c for c in names if c not in index]
+        if unknown:
+            raise ValueError(f"marginals entry {names!r} names columns not in X: {unknown}.")
+        if len(set(names)) != len(names):
+            raise ValueError(f"marginals entry {names!r} repeats a column.")
+        key = frozenset(names)
+        if key in seen:
+            raise ValueError(
+                f"marginals entries {seen[key]!r} and {names!r} are the same marginal."
+            )
+        seen[key] = names
+        chosen.append(tuple(index[c] for c in names))
+    if not chosen:
+        raise ValueError("marginals is empty; give at least one marginal.")
+    return chosen, None
 
 
 class MarginalSet:

@@ -12,7 +12,8 @@ from numbers import Integral, Real
 
 import numpy as np
 
-from ._base import BaseSynthesizer, allocate_counts
+from ._base import BaseSynthesizer
+from ._sampling import allocate_counts
 from ._sklearn_private import Interval
 from .privacy import (
     exponential_mechanism_epsilon,

@@ -10,7 +10,6 @@ chosen marginal is a positive query; query ``q + Q`` is the negation of query
 
 from __future__ import annotations
 
-import warnings
 from numbers import Integral
 
 import numpy as np
@@ -20,9 +19,8 @@ from sklearn.utils import check_random_state
 from sklearn.utils.validation import check_is_fitted
 
 from ._sklearn_private import Interval, StrOptions
-from ._table import TableEncoder, as_frame, check_not_empty, check_scalar_cells
-from .exceptions import PrivacyLeakWarning
-from .marginals import MarginalSet, choose_marginals
+from ._table import TableEncoder, frame_with_columns, warn_learned_domain
+from .marginals import MarginalSet, workload_marginals
 
 __all__ = ["QueryWorkload"]
 
@@ -276,7 +274,7 @@ class QueryWorkload(TransformerMixin, BaseEstimator):
             X, domain=self.domain, bounds=self.bounds, bins=self.bins,
             missing=self._missable(), clip=self.clip, other=self.other,
         )
-        self._warn_learned(learned)
+        warn_learned_domain(learned)
         self.encoder_ = encoder
         self.domain_sizes_ = encoder.domain_sizes
         self.categories_ = encoder.categories
@@ -295,92 +293,22 @@ class QueryWorkload(TransformerMixin, BaseEstimator):
             return self.handle_missing == "category"
         return list(self.handle_missing)
 
-    @staticmethod
-    def _warn_learned(learned):
-        categories = [c for c, what in learned.items() if what == "categories"]
-        bounds = [c for c, what in learned.items() if what == "bounds"]
-        if not (categories or bounds):
-            return
-        parts = []
-        if categories:
-            parts.append(f"the values of columns {categories}")
-        if bounds:
-            parts.append(f"the min/max of numeric columns {bounds}")
-        warnings.warn(
-            "QueryWorkload learned "
-            + " and ".join(parts)
-            + " from the data. This is not covered by the privacy guarantee; "
-            "give them publicly with domain= (values) and bounds= (numeric ranges).",
-            PrivacyLeakWarning,
-            stacklevel=4,
-        )
-
     def _as_frame(self, X, fitting=False):
-        frame = as_frame(X, columns=None if fitting else self.columns_,
-                         owner=type(self).__name__)
-        dup = frame.columns[frame.columns.duplicated()].unique().tolist()
-        if dup:
-            raise ValueError(f"X has duplicate column names: {dup}.")
-        check_scalar_cells(frame)
-        if fitting:
-            check_not_empty(frame)
-            return frame
-        missing = [c for c in self.columns_ if c not in frame.columns]
-        extra = [c for c in frame.columns if c not in self.columns_]
-        if missing or extra:
-            raise ValueError(
-                f"X's columns differ from those seen in fit: missing {missing}, "
-                f"unexpected {extra}."
-            )
-        return frame[list(self.columns_)]
+        return frame_with_columns(X, None if fitting else self.columns_, type(self).__name__)
 
     def _fit_marginals(self, n_rows):
         columns = self.columns_
-        if self.marginals is not None:
-            if self.n_marginals is not None or self.max_cells is not None:
-                raise ValueError(
-                    "n_marginals and max_cells apply only when marginals=None; "
-                    "got explicit marginals together with "
-                    + ("n_marginals" if self.n_marginals is not None else "max_cells")
-                    + "."
-                )
-            chosen = self._explicit_marginals()
-            self.n_eligible_marginals_ = None
-        else:
-            chosen, self.n_eligible_marginals_ = choose_marginals(
-                self.layout_.block_sizes, self.k,
-                max_cells=n_rows if self.max_cells == "n_rows" else self.max_cells,
-                n_marginals=self.n_marginals, random_state=self.random_state,
-            )
+        chosen, self.n_eligible_marginals_ = workload_marginals(
+            self.layout_.block_sizes, columns, marginals=self.marginals, k=self.k,
+            n_marginals=self.n_marginals, max_cells=self.max_cells, n_rows=n_rows,
+            random_state=self.random_state,
+        )
         marginal_set = MarginalSet(self.layout_, chosen, names=columns)
         self.marginal_set_ = marginal_set
         self.marginals_ = tuple(tuple(columns[a] for a in m) for m in chosen)
         self.marginal_offsets_ = marginal_set.offsets
         self.n_queries_ = marginal_set.n_queries
         self.marginal_of_query_ = marginal_set.marginal_of_query
-
-    def _explicit_marginals(self):
-        index = {c: a for a, c in enumerate(self.columns_)}
-        chosen, seen = [], {}
-        for m in self.marginals:
-            names = (m,) if isinstance(m, str) or not np.iterable(m) else tuple(m)
-            if len(names) == 0:
-                raise ValueError("marginals contains an empty marginal ().")
-            unknown = [c for c in names if c not in index]
-            if unknown:
-                raise ValueError(f"marginals entry {names!r} names columns not in X: {unknown}.")
-            if len(set(names)) != len(names):
-                raise ValueError(f"marginals entry {names!r} repeats a column.")
-            key = frozenset(names)
-            if key in seen:
-                raise ValueError(
-                    f"marginals entries {seen[key]!r} and {names!r} are the same marginal."
-                )
-            seen[key] = names
-            chosen.append(tuple(index[c] for c in names))
-        if not chosen:
-            raise ValueError("marginals is empty; give at least one marginal.")
-        return chosen
 
     # ------------------------------------------------------------- encoding
 

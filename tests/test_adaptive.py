@@ -10,7 +10,7 @@ import pytest
 from scipy import optimize, stats
 from sklearn.utils.estimator_checks import parametrize_with_checks
 
-import sklearn_privsyn.adaptive as adaptive_module
+import sklearn_privsyn.adaptive._estimator as adaptive_module
 from sklearn_privsyn import AdaptiveProjection, QueryWorkload
 from sklearn_privsyn.adaptive import ALL_AT_ONCE_NOISE, adaptive_default_rounds
 from sklearn_privsyn.exceptions import SolverWarning

@@ -11,7 +11,7 @@ import pytest
 from sklearn_privsyn import PrivacyLeakWarning, QueryWorkload
 from sklearn_privsyn.domain_file import parse_domain
 from sklearn_privsyn.domain_draft import MARK, draft_domain
-from sklearn_privsyn.marginal_budget import budgeted_marginals
+from sklearn_privsyn.cell_budget import budgeted_marginals
 
 
 def _draft(frame, **kwargs):

@@ -29,6 +29,7 @@ from sklearn_privsyn import (
 )
 from sklearn_privsyn.privacy import LedgerEntry, PrivacyLedger
 from sklearn_privsyn.registry import all_synthesizers
+from sklearn_privsyn.solvers import OneHotLayout
 
 N = 137  # prime, and different from every synthetic record count used below
 
@@ -183,7 +184,9 @@ def test_trainer_round_trip_and_no_private_rows(private):
 
 
 # Classes that moved, and the path that pickles written before the move name them by.
-MOVED = {PrivacyLedger: "sklearn_privsyn.privacy", LedgerEntry: "sklearn_privsyn.privacy"}
+MOVED = {PrivacyLedger: "sklearn_privsyn.privacy", LedgerEntry: "sklearn_privsyn.privacy",
+         OneHotLayout: "sklearn_privsyn.solvers._base",
+         AdaptiveProjection: "sklearn_privsyn.adaptive"}
 
 
 def _as_pickled_before_the_moves(blob):
@@ -194,12 +197,17 @@ def _as_pickled_before_the_moves(blob):
     return blob
 
 
-def test_pickles_of_moved_classes_load_from_their_old_paths(private):
-    fitted = _fit("FEM", private)
+@pytest.mark.parametrize("name", ["FEM", "AdaptiveProjection"])
+def test_pickles_of_moved_classes_load_from_their_old_paths(private, name):
+    fitted = _fit(name, private)
     blob = pickle.dumps(fitted, protocol=0)
     old = _as_pickled_before_the_moves(blob)
-    assert old != blob and b"csklearn_privsyn.privacy\nPrivacyLedger\n" in old
+    for cls, path in MOVED.items():
+        assert f"c{cls.__module__}\n{cls.__name__}\n".encode() not in old
+    assert b"csklearn_privsyn.privacy\nPrivacyLedger\n" in old
+    assert b"csklearn_privsyn.solvers._base\nOneHotLayout\n" in old
     loaded = pickle.loads(old)
+    assert type(loaded) is type(fitted)
     assert loaded.ledger_.entries == fitted.ledger_.entries
     pd.testing.assert_frame_equal(loaded.sample(30, random_state=4),
                                   fitted.sample(30, random_state=4))

@@ -41,7 +41,7 @@ import pandas as pd
 import pytest
 from scipy import stats
 
-import sklearn_privsyn.adaptive as adaptive_module
+import sklearn_privsyn.adaptive._estimator as adaptive_module
 import sklearn_privsyn.dualquery as dualquery_module
 import sklearn_privsyn.fem as fem_module
 import sklearn_privsyn.mwem as mwem_module

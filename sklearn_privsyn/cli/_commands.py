@@ -62,7 +62,7 @@ def _make_workload(args, params, n_marginals):
 def _choose_workload(args, params, frame):
     """The workload of ``fit`` and ``evaluate``: the paper's protocol with
     ``--marginals``, otherwise marginals chosen under ``--cell-budget``."""
-    from ..marginal_budget import budgeted_marginals
+    from ..cell_budget import budgeted_marginals
 
     if args.marginals is not None:
         return _make_workload(args, params, args.marginals)

@@ -4,7 +4,7 @@ import argparse
 import math
 
 from ..domain_draft import DEFAULT_BINS, DEFAULT_MAX_CATEGORIES
-from ..marginal_budget import DEFAULT_CELL_BUDGET
+from ..cell_budget import DEFAULT_CELL_BUDGET
 from ..registry import CLI_ALGORITHMS
 from ..solvers import ORACLE_NAMES
 from ._commands import cmd_demo, cmd_domain, cmd_evaluate, cmd_fit, cmd_report

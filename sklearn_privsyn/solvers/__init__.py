@@ -46,6 +46,7 @@ __all__ = [
     "PulpHighsOracle",
     "SolverStats",
     "get_oracle",
+    "open_session",
 ]
 
 # Public name -> module of this package that defines it. Imported on first use, so
@@ -63,6 +64,7 @@ _LAZY = {
     "HighsOracle": "highs",
     "HybridOracle": "hybrid",
     "PulpHighsOracle": "pulp_highs",
+    "open_session": "_session",
 }
 
 #: Back-end name -> its oracle class.

@@ -4,7 +4,7 @@ The private data is read only by Gaussian mechanisms on workload marginals
 (and, in adaptive rounds, by exponential mechanisms choosing which marginal
 to measure next). Everything after a measurement, the projection of the noisy
 answers onto a weighted set of synthetic records
-(:mod:`sklearn_privsyn.projection`), is post-processing: its oracle calls,
+(``_projection.py``, or ``_product_mixture.py``), is post-processing: its oracle calls,
 time-outs or failures change accuracy, never the privacy guarantee.
 """
 
@@ -16,17 +16,17 @@ from numbers import Integral, Real
 import numpy as np
 from sklearn.utils.validation import check_is_fitted
 
-from ._base import SOLVER_CONSTRAINT, BaseSynthesizer
-from ._sklearn_private import Interval, StrOptions
-from .privacy import (
+from .._base import SOLVER_CONSTRAINT, BaseSynthesizer
+from .._sklearn_private import Interval, StrOptions
+from ..privacy import (
     exponential_mechanism,
     exponential_mechanism_rho,
     gaussian_mechanism,
     gaussian_mechanism_rho,
     gaussian_sigma,
 )
-from .product_mixture import ProductMixture, sample_product_mixture
-from .projection import Projection, zeroed_targets
+from ._product_mixture import ProductMixture, sample_product_mixture
+from ._projection import Projection, zeroed_targets
 
 __all__ = ["AdaptiveProjection", "adaptive_default_representation", "adaptive_default_rounds"]
 
@@ -188,14 +188,14 @@ class AdaptiveProjection(BaseSynthesizer):
     part of it on one.
 
     **Project.** The noisy answers are turned into weighted records by
-    :class:`~sklearn_privsyn.projection.Projection`: the distribution over
+    :class:`~sklearn_privsyn.adaptive.Projection`: the distribution over
     records closest to them in inverse-variance weighted l2, by a fully
     corrective Frank-Wolfe whose new records come from a coordinate descent
     and the optimisation oracle (``solver``). This reads only noisy answers.
 
     With ``representation="products"`` the noisy answers are fitted instead
     by a mixture of ``n_components`` product distributions
-    (:class:`~sklearn_privsyn.product_mixture.ProductMixture`: one
+    (:class:`~sklearn_privsyn.adaptive.ProductMixture`: one
     categorical distribution per column and component, minimising the same
     objective by L-BFGS), and :meth:`sample` draws each row from it (a
     component, then every column independently). Also post-processing.
@@ -243,9 +243,9 @@ class AdaptiveProjection(BaseSynthesizer):
         the fit against the zeroed answers. Post-processing: no privacy cost.
     representation : {"records", "products", "auto"}, default="auto"
         What the noisy answers are projected onto: weighted records
-        (:class:`~sklearn_privsyn.projection.Projection`) or a mixture of
+        (:class:`~sklearn_privsyn.adaptive.Projection`) or a mixture of
         product distributions
-        (:class:`~sklearn_privsyn.product_mixture.ProductMixture`).
+        (:class:`~sklearn_privsyn.adaptive.ProductMixture`).
         ``"auto"`` uses :func:`adaptive_default_representation` (public
         quantities only).
     n_components : int, default=8
