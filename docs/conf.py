@@ -1,7 +1,7 @@
 """Sphinx configuration for the sklearn-privsyn documentation.
 
 Build with ``sphinx-build -W -b html docs docs/_build/html`` (needs the
-``docs`` extra: sphinx and numpydoc).
+``docs`` extra: sphinx, numpydoc and myst-parser).
 """
 
 import os
@@ -26,14 +26,18 @@ extensions = [
     "sphinx.ext.mathjax",
     "sphinx.ext.intersphinx",
     "numpydoc",
+    "myst_parser",
 ]
 
-source_suffix = {".rst": "restructuredtext"}
+source_suffix = {".rst": "restructuredtext", ".md": "markdown"}
 root_doc = "index"
-exclude_patterns = ["_build"]
+# docs/architecture.md is read in the repository (README links it), not rendered here.
+exclude_patterns = ["_build", "architecture.md"]
 templates_path = []
 html_static_path = []
 html_theme = "alabaster"
+# wide enough for the results page's tables
+html_theme_options = {"page_width": "1180px"}
 html_title = f"sklearn-privsyn {release}"
 nitpicky = False
 
@@ -53,8 +57,6 @@ if os.environ.get("PRIVSYN_DOCS_INTERSPHINX"):
         "pandas": ("https://pandas.pydata.org/docs", None),
     }
 
-RESULTS = ROOT / "benchmarks" / "RESULTS.md"
-
 # Fitted-attribute names such as ``n_rounds_`` written without backquotes in a
 # docstring ("ndarray of shape (n_rounds_, 2)") would be read by docutils as
 # hyperlink references to an undefined target. Escape the trailing underscore
@@ -71,24 +73,40 @@ def _escape_trailing_underscores(app, what, name, obj, options, lines):
         lines[i] = "".join(parts)
 
 
-def _benchmark_results(app, docname, source):
-    """Append benchmarks/RESULTS.md to the benchmarks page when the file exists."""
-    if docname != "benchmarks":
+BENCHMARKS = ROOT / "benchmarks"
+RESULTS = BENCHMARKS / "RESULTS.md"
+
+# A Markdown link or image whose target is a path (not a URL, not an anchor).
+_MD_LINK = re.compile(r"(!?)\[([^\]]*)\]\((?![a-z][a-z0-9+.-]*:|#)([^)\s]+)\)")
+
+
+def _results_link(match):
+    """Rewrite one link of benchmarks/RESULTS.md for the docs page ``results``.
+
+    Images are read from ``benchmarks/`` (Sphinx copies them into the build);
+    a link to another file of the repository (a note, a CSV) becomes a
+    download of that file; a link to a file not written yet becomes its text.
+    """
+    bang, text, target = match.groups()
+    path = (BENCHMARKS / target).resolve()
+    relative = os.path.relpath(path, HERE).replace(os.sep, "/")
+    if bang:
+        return f"![{text}]({relative})"
+    label = text.replace("`", "").replace("<", "").replace(">", "") or target
+    if path.is_file():
+        return f"{{download}}`{label} <{relative}>`"
+    return label
+
+
+def _results_page(app, docname, source):
+    """The docs page ``results`` is benchmarks/RESULTS.md, with its links made to work here."""
+    if docname != "results":
         return
-    if RESULTS.is_file():
-        source[0] += (
-            "\n\nThe file as it stands\n---------------------\n\n"
-            ".. literalinclude:: ../benchmarks/RESULTS.md\n"
-            "   :language: markdown\n"
-        )
-    else:
-        source[0] += (
-            "\n\n.. note::\n\n"
-            "   ``benchmarks/RESULTS.md`` has not been generated in this checkout yet; "
-            "run the benchmark scripts described above to produce it.\n"
-        )
+    app.env.note_dependency(str(RESULTS))
+    text = RESULTS.read_text(encoding="utf-8")
+    source[0] = _MD_LINK.sub(_results_link, text)
 
 
 def setup(app):
-    app.connect("source-read", _benchmark_results)
+    app.connect("source-read", _results_page)
     app.connect("autodoc-process-docstring", _escape_trailing_underscores)
