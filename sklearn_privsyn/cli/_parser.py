@@ -7,6 +7,7 @@ from ..domain_draft import DEFAULT_BINS, DEFAULT_MAX_CATEGORIES
 from ..cell_budget import DEFAULT_CELL_BUDGET
 from ..registry import CLI_ALGORITHMS
 from ..solvers import ORACLE_NAMES
+from ._benchmark import add_benchmark_parser
 from ._commands import cmd_demo, cmd_domain, cmd_evaluate, cmd_fit, cmd_report
 
 __all__ = ["ALGORITHMS", "SOLVERS", "build_parser"]
@@ -321,4 +322,5 @@ def build_parser():
     demo.add_argument("-v", "--verbose", action="store_const", const=1, default=None,
                       help="show a progress bar (default: when stderr is a terminal)")
     demo.set_defaults(func=cmd_demo, subparser=demo)
+    add_benchmark_parser(sub, formatter)
     return parser
