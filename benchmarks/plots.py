@@ -17,6 +17,7 @@ from sklearn_privsyn.benchmark.plots import (  # noqa: F401
     fidelity_markdown,
     load_runs,
     make_all,
+    plot_by_dataset,
     quality_markdown,
     summarise,
     summary_markdown,

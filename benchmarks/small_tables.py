@@ -23,10 +23,15 @@ with the same (dataset, epsilon, algorithm, seed), so new rows of an
 algorithm (new defaults, a rerun of a time-out) can go in a file of their own
 and be passed after the one they supersede.
 
+With ``--plots DIR``, one figure per epsilon and figure (max error and mean
+TVD of the rows) with a group of bars per table and a bar per algorithm (mean
+and sd over the seeds that ran).
+
 Usage::
 
     python benchmarks/small_tables.py benchmarks/small_tables/runs.csv \\
-        benchmarks/small_tables/adaptive_runs.csv --candidates adaptive
+        benchmarks/small_tables/adaptive_runs.csv --candidates adaptive \\
+        --plots benchmarks/small_tables
 """
 
 import argparse
@@ -39,7 +44,7 @@ HERE = Path(__file__).resolve().parent
 if str(HERE) not in sys.path:
     sys.path.insert(0, str(HERE))
 
-from plots import load_runs  # noqa: E402
+from plots import load_runs, plot_by_dataset  # noqa: E402
 
 #: (column, heading, format) of the per-setting table, each shown as "mean (sd)".
 FIGURES = [
@@ -185,8 +190,18 @@ def main(argv=None):
     parser.add_argument("--candidates", nargs="*", default=[])
     parser.add_argument("--references", nargs="+", default=["fem", "aim"])
     parser.add_argument("--seeds", type=int, default=5, help="runs a complete setting has")
+    parser.add_argument("--plots", metavar="DIR", default=None,
+                        help="write bar plots of max error and mean TVD per table here")
     args = parser.parse_args(argv)
     runs = read_runs(args.csv)
+    if args.plots:
+        Path(args.plots).mkdir(parents=True, exist_ok=True)
+        for eps in sorted(runs["epsilon"].unique()):
+            for figure in ("sample_max_error", "sample_mean_tvd"):
+                path = Path(args.plots) / f"{figure.replace('sample_', '')}_eps{eps:g}.png"
+                plot_by_dataset(runs, eps, figure, path, title=f"small generated tables, "
+                                f"epsilon = {eps:g} (mean and sd over seeds)")
+                print(path, file=sys.stderr)
     stats = setting_stats(runs, args.seeds)
     print(stats_markdown(stats))
     if args.candidates:

@@ -226,6 +226,19 @@ def test_generated_tables_come_from_a_latent_class_model_or_a_bayesian_network(t
         benchmark.load_dataset(f"generated:{schema}:200:4:5")
 
 
+def test_an_interpreter_that_cannot_start_is_an_error_row(tmp_path):
+    config = benchmark.load_config(_config(tmp_path, [
+        {"name": "mst", "python": str(tmp_path / "no-such-env" / "python")}], seeds=[0]))
+    [spec] = benchmark.specs_from_config(config)
+    assert spec["python"] == str(tmp_path / "no-such-env" / "python")
+    [plain] = benchmark.expand_grid({"algorithms": ["mst"], "epsilon": [1.0], "k": [2],
+                                     "n_marginals": [4], "seeds": [0],
+                                     "datasets": [spec["dataset"]]}, base_dir=tmp_path)
+    assert plain["run_id"] == spec["run_id"]  # where a run's interpreter lives is no part of it
+    row = benchmark.run_isolated(spec, timeout=60)
+    assert row["status"] == "error" and row["error"].startswith("cannot start")
+
+
 def test_config_errors_name_the_problem(tmp_path):
     with pytest.raises(ValueError, match="no such config file"):
         benchmark.load_config(tmp_path / "missing.toml")

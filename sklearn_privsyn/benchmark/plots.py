@@ -38,7 +38,8 @@ import numpy as np
 import pandas as pd
 
 __all__ = ["comparison_markdown", "fidelity_markdown", "load_runs", "make_all",
-           "quality_markdown", "summarise", "summary_markdown"]
+           "plot_by_dataset", "plot_vs_epsilon", "plot_vs_marginals", "quality_markdown",
+           "summarise", "summary_markdown"]
 
 
 def _pyplot():
@@ -290,7 +291,7 @@ def plot_vs_marginals(df, dataset, k, epsilon, path):
     plt.close(fig)
 
 
-def plot_by_dataset(df, epsilon, figure, path):
+def plot_by_dataset(df, epsilon, figure, path, title=None):
     """One group of bars per dataset, one bar per algorithm: mean and sd of ``figure``."""
     sel = _ok(df)
     sel = sel[np.isclose(sel["epsilon"], epsilon) & sel[figure].notna()]
@@ -310,7 +311,7 @@ def plot_by_dataset(df, epsilon, figure, path):
     ax.set_xticks(np.arange(len(datasets)))
     ax.set_xticklabels([_slug(d) for d in datasets], rotation=20, ha="right", fontsize=8)
     ax.set_ylabel(figure.replace("sample_", "").replace("_", " ") + " (rows)")
-    ax.set_title(f"epsilon = {epsilon:g}")
+    ax.set_title(title or f"epsilon = {epsilon:g} (mean and sd over seeds)")
     ax.grid(True, axis="y", alpha=0.3)
     ax.legend(fontsize=7)
     fig.tight_layout()
