@@ -181,23 +181,32 @@ def execute(spec, base_rss_mb=None):
     return row
 
 
-def _package_root():
+def _source_root():
+    """The folder holding this package's source, or None when it is installed in site-packages.
+
+    A checkout (or an editable install) is put first on a run's path, so that
+    another environment's interpreter (a peer's) runs this code; an installed
+    package is not, since its folder holds this environment's other packages too.
+    """
     import sklearn_privsyn
 
-    return str(Path(sklearn_privsyn.__file__).resolve().parent.parent)
+    root = Path(sklearn_privsyn.__file__).resolve().parent.parent
+    return None if root.name in ("site-packages", "dist-packages") else str(root)
 
 
 def run_isolated(spec, timeout=None, python=None):
     """Run one spec in a fresh subprocess; returns its row (errors and time-outs recorded).
 
     ``python`` (default: this interpreter, or the spec's ``python``) runs
-    the row, with this package first on its path: a peer installed in
-    another environment runs there.
+    the row, with this package's checkout first on its path: a peer installed
+    in another environment runs there.
     """
     python = python or spec.get("python") or sys.executable
     env = dict(os.environ)
-    env["PYTHONPATH"] = os.pathsep.join(
-        [_package_root()] + ([env["PYTHONPATH"]] if env.get("PYTHONPATH") else []))
+    root = _source_root()
+    if root is not None:
+        env["PYTHONPATH"] = os.pathsep.join(
+            [root] + ([env["PYTHONPATH"]] if env.get("PYTHONPATH") else []))
     with tempfile.TemporaryDirectory(prefix="privsyn-bench-") as tmp:
         out_path = os.path.join(tmp, "row.json")
         cmd = [python, "-m", "sklearn_privsyn.benchmark.worker", json.dumps(spec), out_path]
