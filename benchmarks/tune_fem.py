@@ -11,7 +11,7 @@ marginals, seed 0). ``--noise c`` sets the noise scale to ``c sqrt(T)``;
 sepFEM ``r`` times the regret-optimal ``b*`` (``sepfem_noise_scale(...,
 scale=r)``; the default is ``r = 0.25``). Each line is one fit,
 measured on the rows ``sample(n)`` returns, then one mean and sd line per
-setting; the chosen defaults are recorded in ``benchmarks/RESULTS.md``.
+setting; the chosen defaults are recorded in ``benchmarks/notes/fem_defaults.md``.
 """
 
 import argparse

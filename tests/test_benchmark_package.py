@@ -294,3 +294,15 @@ def test_the_report_tables_show_mean_and_sd_and_the_plots_every_dataset(tmp_path
     names = {p.name for p in benchmark.write_report(out, tmp_path / "report")}
     assert {"summary.md", "quality.md", "fidelity.md", "by_dataset_max_error_eps1.png",
             "by_dataset_mean_tvd_2way_eps1.png"} <= names
+
+
+def test_only_a_checkout_is_put_first_on_a_runs_path(monkeypatch, tmp_path):
+    import sklearn_privsyn
+    from sklearn_privsyn.benchmark import runner
+
+    checkout = tmp_path / "checkout" / "sklearn_privsyn" / "__init__.py"
+    monkeypatch.setattr(sklearn_privsyn, "__file__", str(checkout))
+    assert runner._source_root() == str(tmp_path / "checkout")
+    installed = tmp_path / "lib" / "site-packages" / "sklearn_privsyn" / "__init__.py"
+    monkeypatch.setattr(sklearn_privsyn, "__file__", str(installed))
+    assert runner._source_root() is None  # its folder holds this environment's numpy too
