@@ -10,7 +10,8 @@ against the real table, over every cell of the workload (the paper's 3-way,
 per-marginal TVD from ``sklearn_privsyn.metrics.workload_error``; the fitted
 mixture's max error is printed too. ``--zero-test`` compares values of the
 final re-weighting's threshold (``none`` switches it off). ``--noise-level``
-picks the number of rounds with ``adaptive_default_rounds(..., noise_level=x)`` (the rule's
+measures everything at once when ``sigma_all = sqrt(M / rho) / n`` is at most ``x``,
+else the 1-way marginals only (the first rounds rule, with ``x`` its
 constant, to be chosen on generated data); ``--rounds`` fixes it. Wall-clock
 and CPU (user + sys) seconds of ``fit`` are recorded; on a shared machine
 both are upper bounds. One CSV line per run is appended to ``--out``.
@@ -19,6 +20,7 @@ both are upper bounds. One CSV line per run is appended to ``--out``.
 import argparse
 import csv
 import itertools
+import math
 import os
 import resource
 import sys
@@ -38,9 +40,8 @@ from datagen import (  # noqa: E402
 )
 
 from sklearn_privsyn import FEM, AdaptiveProjection, QueryWorkload  # noqa: E402
-from sklearn_privsyn.adaptive import adaptive_default_rounds  # noqa: E402
 from sklearn_privsyn.datasets import load_coded_csv  # noqa: E402
-from sklearn_privsyn.metrics import workload_error  # noqa: E402
+from sklearn_privsyn.metrics import fidelity_report, workload_error  # noqa: E402
 from sklearn_privsyn.privacy import epsilon_to_rho  # noqa: E402
 
 SHARED = Path(os.environ.get("PRIVSYN_SHARED_DATASETS", HERE.parent.parent / "shared" / "datasets"))
@@ -70,23 +71,32 @@ def evaluate(est, X, workload, seed):
     else:
         mixture_max = workload_error(workload, X, est.records_,
                                      synthetic_weights=est.weights_).max_error
-    return err, mixture_max
+    # plausibility: rows holding a pair of values no real row holds, beside one real
+    # half against the other (what sampling alone gives)
+    plausibility = fidelity_report(X, sample).summary()
+    return err, mixture_max, plausibility
 
 
 def run_one(name, est, X, workload, seed, extra):
     wall, cpu = time.perf_counter(), cpu_seconds()
     est.fit(X)
     wall, cpu = time.perf_counter() - wall, cpu_seconds() - cpu
-    err, mixture = evaluate(est, X, workload, seed)
+    err, mixture, plausibility = evaluate(est, X, workload, seed)
     row = dict(extra, algorithm=name, max_error=round(err.max_error, 5),
                mean_error=f"{err.mean_error:.3e}",
                mean_tvd=round(float(np.mean(err.per_marginal_tvd)), 5),
+               mean_tvd_2way=round(plausibility["mean_tvd_2way"], 5),
+               impossible_pair_rate=round(plausibility["impossible_pair_rate"], 5),
+               real_halves_impossible_pair_rate=round(
+                   plausibility["reference_impossible_pair_rate"], 5),
                mixture_max_error=round(mixture, 5),
-               records=len(getattr(est, "records_", getattr(est, "component_weights_", []))), seconds=round(wall, 1), cpu_seconds=round(cpu, 1),
+               records=len(getattr(est, "records_", getattr(est, "component_weights_", []))),
+               seconds=round(wall, 1), cpu_seconds=round(cpu, 1),
                eps_spent=round(est.epsilon_, 6))
     if isinstance(est, AdaptiveProjection):
         row.update(representation=est.representation_, n_components=est.n_components,
-                   zero_test=est.zero_test_, rounds=est.n_rounds_, n_iter=est.n_iter_,
+                   zero_test=est.zero_test_, rounds=est.n_rounds_,
+                   selection_rounds=getattr(est, "n_selection_rounds_", None), n_iter=est.n_iter_,
                    stop=est.projection_stop_, gap=f"{getattr(est, 'projection_gap_', float('nan')):.3g}",
                    objective=f"{est.projection_objective_:.4g}")
     print(row, flush=True)
@@ -139,8 +149,8 @@ def main(argv=None):
                 if args.noise_level:
                     rho = epsilon_to_rho(eps, 1.0 / n**2)
                     M = len(workload.marginals_)
-                    schedules = [(adaptive_default_rounds(n, rho, M, noise_level=level), level)
-                                 for level in args.noise_level]
+                    sigma_all = math.sqrt(M / rho) / n
+                    schedules = [(int(sigma_all <= level), level) for level in args.noise_level]
                 settings = itertools.product(schedules, args.zero_test, args.representation,
                                              args.n_components)
                 for (rounds, level), zero, representation, components in settings:

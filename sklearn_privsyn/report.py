@@ -4,7 +4,10 @@
 made from and returns an HTML page with every plot embedded (base64 PNG, no
 external file): per-column distributions, a heat map of the total variation
 distance (TVD) of every pair of columns, the workload's errors (max and mean
-absolute error, mean per-marginal TVD as in AIM, the worst marginals),
+absolute error, mean per-marginal TVD as in AIM, the worst marginals), the
+rows' plausibility (the share of synthetic rows holding a pair of values that no
+real row holds, beside the same share for one half of the real rows against the
+other, and the mean TVDs),
 train-on-synthetic / test-on-real utility for a target column, and the
 privacy spent when the estimator or its ledger is given.
 
@@ -27,7 +30,15 @@ from sklearn.base import clone
 from sklearn.exceptions import NotFittedError
 from sklearn.utils.validation import check_is_fitted
 
-from .metrics import column_distributions, pair_tvd, train_synthetic_test_real, workload_error
+from .metrics import (
+    column_distributions,
+    column_kinds,
+    fidelity_report,
+    impossible_pair_rate,
+    pair_tvd,
+    train_synthetic_test_real,
+    workload_error,
+)
 
 __all__ = [
     "SECTIONS",
@@ -44,6 +55,7 @@ __all__ = [
 SECTIONS = {
     "privacy": "Privacy spent",
     "workload": "Workload error",
+    "plausibility": "Plausibility of the rows",
     "columns": "Per-column distributions",
     "pairs": "Pairwise total variation distance",
     "utility": "Train on synthetic, test on real",
@@ -197,6 +209,35 @@ def _workload_section(workload, real, synthetic, n_worst):
     )
 
 
+def _plausibility_section(real, synthetic, n_worst):
+    report = fidelity_report(real, synthetic)
+    summary = pd.DataFrame(
+        {"value": [report.impossible_pair_rate, report.reference_impossible_pair_rate,
+                   float(report.tvd_1way.mean()), float(report.tvd_2way.mean()),
+                   float(report.tvd_2way.max())]},
+        index=pd.Index(["synthetic rows holding an impossible pair",
+                        "the same for one half of the real rows against the other",
+                        "mean 1-way TVD", "mean 2-way TVD", "max 2-way TVD"], name="measure"),
+    )
+    discrete = [c for c, kind in report.kinds.items() if kind == "discrete"]
+    pairs = [(a, b) for i, a in enumerate(discrete) for b in discrete[i + 1:]]
+    rates = pd.Series({f"{a} / {b}": impossible_pair_rate(real, synthetic, columns=[a, b])
+                       for a, b in pairs}, dtype=float)
+    worst = rates[rates > 0].sort_values(ascending=False, kind="stable").head(n_worst)
+    listing = (f"<h3>The pairs of columns with the most impossible rows</h3>"
+               + _table(worst.rename("share of synthetic rows").rename_axis("pair").to_frame())
+               if len(worst) else "<p>No synthetic row holds a pair of values that no real "
+               "row holds.</p>")
+    return (
+        "<p>A synthetic row is impossible when it holds a pair of values of two discrete "
+        "columns that no real row holds (a husband who is female, an education that "
+        "contradicts its years). Sampling alone produces some: one random half of the real "
+        "rows measured against the other half shows how many. TVDs are between the real "
+        "and synthetic distributions of every column and pair of columns, numbers cut at "
+        "the real deciles.</p>" + _table(summary) + listing
+    )
+
+
 def _columns_section(workload, real, synthetic):
     figure = columns_figure(column_distributions(workload, real, synthetic))
     return ("<p>Share of rows with each value (or in each bin) of every column, real beside "
@@ -299,6 +340,7 @@ def quality_report(real, synthetic, *, workload=None, estimator=None, ledger=Non
     bodies = {
         "privacy": _privacy_section(estimator, ledger, delta),
         "workload": _workload_section(workload, real, synthetic, n_worst),
+        "plausibility": _plausibility_section(real, synthetic, n_worst),
         "columns": _columns_section(workload, real, synthetic),
         "pairs": _pairs_section(workload, real, synthetic),
         "utility": _utility_section(workload, real, synthetic, target, random_state),

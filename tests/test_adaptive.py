@@ -11,8 +11,15 @@ from scipy import optimize, stats
 from sklearn.utils.estimator_checks import parametrize_with_checks
 
 import sklearn_privsyn.adaptive._estimator as adaptive_module
+import sklearn_privsyn.adaptive._selection as selection_module
 from sklearn_privsyn import AdaptiveProjection, QueryWorkload
-from sklearn_privsyn.adaptive import ALL_AT_ONCE_NOISE, adaptive_default_rounds
+from sklearn_privsyn.adaptive import (
+    ALL_AT_ONCE_NOISE,
+    adaptive_default_rounds,
+    candidate_marginals,
+    workload_redundancy,
+)
+from sklearn_privsyn.adaptive._estimator import REDUNDANT_ALL_AT_ONCE_NOISE, SELECTION_NOISE
 from sklearn_privsyn.exceptions import SolverWarning
 from sklearn_privsyn.privacy import epsilon_to_rho, gaussian_mechanism
 from sklearn_privsyn.projection import MarginalCells, Projection, project
@@ -186,7 +193,7 @@ def test_measure_everything_runs_and_charges_one_gaussian(epsilon, monkeypatch):
     assert est.ledger_.rho_spent <= est.rho_
     assert est.epsilon_ <= epsilon
     np.testing.assert_allclose(est.measurement_variances_, sigma**2)
-    np.testing.assert_array_equal(est.measured_marginals_, np.arange(M))
+    assert est.measured_marginals_ == list(est.workload_.marginal_set_.marginals)
 
 
 def test_replace_one_sensitivity_of_all_marginals_is_sqrt_2m_over_n():
@@ -203,54 +210,57 @@ def test_replace_one_sensitivity_of_all_marginals_is_sqrt_2m_over_n():
     assert worst == pytest.approx(math.sqrt(2 * len(workload.marginals_)) / len(X))
 
 
-@pytest.mark.parametrize("rounds, share", [(3, 0.1), (5, 0.4)])
-def test_adaptive_rounds_run_exactly_the_mechanisms_they_charge(rounds, share, monkeypatch):
+@pytest.mark.parametrize("rounds, share, representation",
+                         [(3, 0.1, "records"), (5, 0.4, "graphical"), (40, 0.1, "graphical")])
+def test_adaptive_selection_runs_exactly_the_mechanisms_it_charges(rounds, share, representation,
+                                                                  monkeypatch):
     X = data()
-    select = Recorder(adaptive_module.exponential_mechanism)
-    gauss = Recorder(adaptive_module.gaussian_mechanism)
-    monkeypatch.setattr(adaptive_module, "exponential_mechanism", select)
-    monkeypatch.setattr(adaptive_module, "gaussian_mechanism", gauss)
-    est = fit(X, rounds=rounds, selection_share=share)
-    n, M, d = len(X), len(est.workload_.marginals_), X.shape[1]
+    select = Recorder(selection_module.exponential_mechanism)
+    gauss = Recorder(selection_module.gaussian_mechanism)
+    monkeypatch.setattr(selection_module, "exponential_mechanism", select)
+    monkeypatch.setattr(selection_module, "gaussian_mechanism", gauss)
+    est = fit(X, rounds=rounds, selection_share=share, representation=representation)
+    n, d = len(X), X.shape[1]
     rho = epsilon_to_rho(1.0, 1 / n**2)
-    true = est.workload_.answer(X)
-    offsets = est.workload_.marginal_offsets_
-    # round 1: every column's 1-way marginal, with a whole round's share
-    (values, sensitivity, sigma_1, _), *selected = gauss.calls
+    candidates = candidate_marginals(est.workload_.marginal_set_.marginals,
+                                     est.workload_.layout_.block_sizes)
     codes = est.workload_.encode(X)
+    # the 1-way marginals first, at a planned round's noise (d of the d + T rounds)
+    (values, sensitivity, sigma_1, _), *measured = gauss.calls
     one_way = np.concatenate([np.bincount(codes[:, a], minlength=size) / n
                               for a, size in enumerate(est.workload_.layout_.block_sizes)])
     np.testing.assert_allclose(values, one_way)
     assert sensitivity == pytest.approx(math.sqrt(2 * d) / n)
-    assert sigma_1 == pytest.approx(math.sqrt(2 * d) / n / math.sqrt(2 * rho / rounds), rel=1e-8)
-    # rounds 2..T: select and measure one marginal each
-    eps_sel = math.sqrt(8 * share * rho / rounds)
-    sigma = (math.sqrt(2) / n) / math.sqrt(2 * (1 - share) * rho / rounds)
-    assert len(select.calls) == len(selected) == rounds - 1
+    planned = rho * (1 - 1e-9) / (d + rounds)
+    sigma_planned = math.sqrt(1 / ((1 - share) * planned)) / n
+    assert sigma_1 == pytest.approx(min(sigma_planned, math.sqrt(d / (rho * (1 - 1e-9))) / n)
+                                    if d / (n * sigma_planned) ** 2 > rho else sigma_planned)
+    # then one selection and one measurement a round
+    assert len(select.calls) == len(measured) == est.n_selection_rounds_ >= 1
+    expected = d / (n * sigma_1) ** 2
     for (scores, epsilon, sensitivity, _), (values, g_sens, g_sigma, _), m in zip(
-            select.calls, selected, est.measured_marginals_):
-        assert len(scores) == M
-        assert epsilon == pytest.approx(eps_sel, rel=1e-8)
-        assert sensitivity == pytest.approx(2 / n)
-        np.testing.assert_allclose(values, true[offsets[m]:offsets[m + 1]])
+            select.calls, measured, est.measured_marginals_):
+        assert len(scores) <= len(candidates.marginals)
+        assert sensitivity == pytest.approx(2 * candidates.weights.max() / n)
+        rows = pd.DataFrame(codes[:, list(m)])
+        true = QueryWorkload(domain={c: s for c, s in zip(rows.columns, [
+            est.workload_.layout_.block_sizes[a] for a in m])}, marginals=[tuple(rows.columns)]
+            ).fit(rows).answer(rows)
+        np.testing.assert_allclose(values, true)  # the true answers, in the marginal's order
         assert g_sens == pytest.approx(math.sqrt(2) / n)
-        assert g_sigma == pytest.approx(sigma, rel=1e-8)
-    assert totals(est) == {
-        "gaussian_mechanism": (rounds, pytest.approx(
-            rho / rounds + (rounds - 1) * (2 / n**2) / (2 * sigma**2), rel=1e-8)),
-        "exponential_mechanism": (rounds - 1, pytest.approx((rounds - 1) * eps_sel**2 / 8,
-                                                            rel=1e-8)),
-    }
+        expected += epsilon**2 / 8 + 1 / (n * g_sigma) ** 2  # independent formulas
+    assert est.ledger_.rho_spent == pytest.approx(expected, rel=1e-9)
     assert est.ledger_.rho_spent <= est.rho_
-    assert est.ledger_.rho_spent == pytest.approx(rho, rel=1e-8)
-    measured = np.isfinite(est.measurement_variances_)
-    chosen = np.zeros(M, dtype=bool)
-    chosen[est.measured_marginals_] = True
-    np.testing.assert_array_equal(measured, np.repeat(chosen, np.diff(offsets)))
-    counts = np.bincount(est.measured_marginals_, minlength=M)
-    np.testing.assert_allclose(est.measurement_variances_[measured],
-                               np.repeat(sigma**2 / counts[chosen], np.diff(offsets)[chosen]))
-    assert len(est.one_way_measurements_) == len(one_way)
+    assert est.ledger_.rho_spent == pytest.approx(rho, rel=1e-8)  # the last round spends the rest
+    # every measurement kept, repeated ones averaged by inverse variance
+    assert set(est.marginal_measurements_) == (
+        {(a,) for a in range(d)} | set(est.measured_marginals_))
+    for marginal, (_, variance) in est.marginal_measurements_.items():
+        sigmas = [g[2] for g, m in zip(measured, est.measured_marginals_) if m == marginal]
+        if len(marginal) == 1:
+            sigmas.append(sigma_1)
+        assert 1 / variance == pytest.approx(sum(1 / s**2 for s in sigmas))
+    assert est.representation_ == representation
 
 
 @pytest.mark.parametrize("representation", ["auto", "records"])
@@ -300,7 +310,7 @@ def test_selection_score_sensitivity_is_two_over_n():
     assert worst > 1 / len(X)
 
 
-@pytest.mark.parametrize("rounds", [1, 6])
+@pytest.mark.parametrize("rounds", [1, 60])
 def test_measurement_noise_is_gaussian_with_the_charged_sigma(rounds, monkeypatch):
     outputs = []
 
@@ -311,15 +321,18 @@ def test_measurement_noise_is_gaussian_with_the_charged_sigma(rounds, monkeypatc
 
     monkeypatch.setattr(adaptive_module, "gaussian_mechanism", recording)
     X = data(n=500, n_cols=6, size=5)
-    est = fit(X, workload=domain_workload(n_cols=6, size=5), rounds=rounds, epsilon=2.0,
-              max_iter=4)
+    monkeypatch.setattr(selection_module, "gaussian_mechanism", recording)
+    X = data(n=500, n_cols=6, size=5)
+    fits = 1 if rounds == 1 else 16  # a few measurements a fit with selection: several fits
+    for seed in range(fits):
+        est = fit(X, workload=domain_workload(n_cols=6, size=5), rounds=rounds, epsilon=2.0,
+                  max_iter=4, representation="graphical" if rounds > 1 else "records",
+                  random_state=seed)
     z = np.concatenate([(noisy - values) / sigma for values, noisy, sigma in outputs])
-    assert len(outputs) == rounds and len(z) >= 5 * 125
+    assert len(z) >= 5 * 125
     assert stats.kstest(z, "norm").pvalue > 1e-3
     # the test can fail: noise 20% off the charged sigma is caught
     assert stats.kstest(z / 1.2, "norm").pvalue < 1e-3
-    measured = np.isfinite(est.measurement_variances_)
-    assert np.all(np.isnan(est.measurements_[~measured]))
     if rounds == 1:  # one measurement a cell: the recorded one
         np.testing.assert_allclose(est.measurements_, outputs[0][1], rtol=1e-12)
 
@@ -331,23 +344,51 @@ def test_measurement_noise_is_gaussian_with_the_charged_sigma(rounds, monkeypatc
     (1000, 1.0, 64, 0),     # 0.051
     (1000, 0.1, 64, 0),     # 0.45
 ])
-def test_default_rounds_rule(n, epsilon, n_marginals, expected):
+def test_default_rounds_rule_without_columns_is_all_at_once_or_one_way(n, epsilon, n_marginals,
+                                                                         expected):
     rho = epsilon_to_rho(epsilon, float(n) ** -2)
     sigma_all = math.sqrt(n_marginals / rho) / n
     assert (sigma_all <= ALL_AT_ONCE_NOISE) == bool(expected)
     assert adaptive_default_rounds(n, rho, n_marginals) == expected
 
 
-def test_default_rounds_switch_at_the_threshold_and_are_never_adaptive():
-    n, M = 7000, 64
-    rho_at = M / (n * ALL_AT_ONCE_NOISE) ** 2  # sigma_all exactly at the threshold
-    assert adaptive_default_rounds(n, rho_at * (1 + 1e-9), M) == 1
-    assert adaptive_default_rounds(n, rho_at * (1 - 1e-6), M) == 0
-    assert adaptive_default_rounds(n, rho_at, M, noise_level=ALL_AT_ONCE_NOISE / 2) == 0
-    rhos = np.geomspace(1e-6, 10.0, 50)
-    assert {adaptive_default_rounds(n, r, M) for r in rhos} == {0, 1}
-    # more budget never moves back from everything at once to the 1-way marginals
-    assert np.all(np.diff([adaptive_default_rounds(n, r, M) for r in rhos]) >= 0)
+@pytest.mark.parametrize("n, epsilon, M, d, redundancy, expected", [
+    (48842, 0.1, 64, 14, 2.1, 1),     # ADULT's paper workload: sparse, sigma_all 0.013
+    (48842, 1.0, 64, 14, 2.1, 1),
+    (48842, 1.0, 455, 15, 13.0, 225),  # raw Adult, every 3-way: redundant, 0.0037; capped 15 d
+    (28155, 1.0, 35, 7, 5.0, 1),      # 0.0017: at once even when redundant
+    (3000, 1.0, 165, 11, 9.0, 42),    # 0.030: floor(0.9 rho (3000 * 0.018)**2) - 11 rounds
+    (3000, 0.1, 165, 11, 9.0, 0),     # too thin for two rounds: the 1-way marginals only
+    (1000, 0.1, 64, 14, 2.1, 0),
+])
+def test_default_rounds_rule(n, epsilon, M, d, redundancy, expected):
+    rho = epsilon_to_rho(epsilon, float(n) ** -2)
+    assert adaptive_default_rounds(n, rho, M, d, redundancy) == expected
+    if expected >= 2:
+        units = math.floor(0.9 * rho * (n * SELECTION_NOISE) ** 2)
+        assert expected == min(units - d, 15 * d)
+
+
+def test_default_rounds_regimes_follow_the_budget():
+    n, M, d = 7000, 120, 10
+    for redundancy, limit in [(2.0, ALL_AT_ONCE_NOISE), (8.0, REDUNDANT_ALL_AT_ONCE_NOISE)]:
+        rho_at = M / (n * limit) ** 2  # sigma_all exactly at the threshold
+        assert adaptive_default_rounds(n, rho_at * (1 + 1e-9), M, d, redundancy) == 1
+        assert adaptive_default_rounds(n, rho_at * (1 - 1e-6), M, d, redundancy) != 1
+        rhos = np.geomspace(1e-6, 100.0, 200)
+        rounds = [adaptive_default_rounds(n, r, M, d, redundancy) for r in rhos]
+        # 1-way only, then adaptive selection with more rounds, then everything at once
+        regime = [0 if t == 0 else (2 if t == 1 else 1) for t in rounds]
+        assert np.all(np.diff(regime) >= 0) and regime[0] == 0 and regime[-1] == 2
+        selected = [t for t in rounds if t >= 2]
+        assert selected and np.all(np.diff(selected) >= 0) and max(selected) <= 15 * d
+
+
+def test_workload_redundancy_counts_marginals_per_pair():
+    every = list(itertools.combinations(range(6), 3))
+    assert workload_redundancy(every) == pytest.approx(4.0)  # d - 2
+    assert workload_redundancy([(0, 1), (2, 3)]) == 1.0
+    assert workload_redundancy([(0,), (1,)]) == 0.0
 
 
 def test_default_fit_takes_the_rounds_from_the_rule():
@@ -356,6 +397,14 @@ def test_default_fit_takes_the_rounds_from_the_rule():
         est = fit(X, epsilon=epsilon, max_iter=5)
         M = len(est.workload_.marginals_)
         assert est.n_rounds_ == adaptive_default_rounds(len(X), est.rho_, M) == expected
+    # a redundant workload (every 3-way marginal of 6 columns) at a moderate budget selects
+    X = data(n=2000, n_cols=6)
+    workload = domain_workload(n_cols=6)
+    est = AdaptiveProjection(epsilon=1.0, workload=workload, max_iter=5, solver="heuristic",
+                             random_state=0).fit(X)
+    expected = adaptive_default_rounds(len(X), est.rho_, 20, 6, 4.0)
+    assert est.n_rounds_ == expected >= 2
+    assert est.representation_ == "graphical" and est.n_selection_rounds_ >= 1
 
 
 @pytest.mark.parametrize("representation", ["records", "products"])
@@ -370,14 +419,21 @@ def test_accuracy_beats_the_noise_on_a_structured_table(representation):
     assert np.abs(sample - true).max() < noise
 
 
-def test_same_seed_same_output_and_other_seed_differs():
-    a, b = fit(rounds=3), fit(rounds=3)
-    np.testing.assert_array_equal(a.records_, b.records_)
-    np.testing.assert_array_equal(a.weights_, b.weights_)
-    np.testing.assert_array_equal(a.measurements_, b.measurements_)
+@pytest.mark.parametrize("representation", ["records", "graphical"])
+def test_same_seed_same_output_and_other_seed_differs(representation):
+    a, b = (fit(rounds=3, representation=representation) for _ in range(2))
+    if representation == "records":
+        np.testing.assert_array_equal(a.records_, b.records_)
+        np.testing.assert_array_equal(a.weights_, b.weights_)
+    else:
+        for ta, tb in zip(a.graphical_model_.theta, b.graphical_model_.theta):
+            np.testing.assert_array_equal(ta, tb)
+    assert a.measured_marginals_ == b.measured_marginals_
+    for m, (y, v) in a.marginal_measurements_.items():
+        np.testing.assert_array_equal(y, b.marginal_measurements_[m][0])
     pd.testing.assert_frame_equal(a.sample(100), b.sample(100))
-    c = fit(rounds=3, random_state=1)
-    assert not np.array_equal(a.measurements_, c.measurements_, equal_nan=True)
+    c = fit(rounds=3, random_state=1, representation=representation)
+    assert not np.array_equal(a.marginal_measurements_[(0,)][0], c.marginal_measurements_[(0,)][0])
 
 
 @pytest.mark.parametrize("rounds", [1, 3])
@@ -399,9 +455,11 @@ def test_solver_faults_change_accuracy_never_the_ledger(rounds):
         broken = fit(solver=Broken(), rounds=rounds)
     assert broken.solver_stats_.n_fallback == broken.solver_stats_.calls > 0
     assert any(issubclass(w.category, SolverWarning) for w in caught)
-    assert broken.ledger_.entries == reference.ledger_.entries
     if rounds == 1:  # adaptive selections depend on the synthetic data, so on the oracle
+        assert broken.ledger_.entries == reference.ledger_.entries
         np.testing.assert_array_equal(broken.measurements_, reference.measurements_)
+    assert broken.ledger_.rho_spent == pytest.approx(reference.ledger_.rho_spent)
+    assert broken.ledger_.rho_spent <= broken.rho_
     assert broken.weights_.sum() == pytest.approx(1.0)
 
 
@@ -409,7 +467,10 @@ def test_solver_faults_change_accuracy_never_the_ledger(rounds):
 def test_zero_test_is_post_processing_the_ledger_and_measurements_do_not_change(rounds):
     with_test, without = fit(rounds=rounds, zero_test=2.0), fit(rounds=rounds, zero_test=None)
     assert with_test.ledger_.to_frame().equals(without.ledger_.to_frame())
-    np.testing.assert_array_equal(with_test.measurements_, without.measurements_)
+    if rounds == 1:
+        np.testing.assert_array_equal(with_test.measurements_, without.measurements_)
+    else:
+        assert with_test.measured_marginals_ == without.measured_marginals_
     assert not np.array_equal(with_test.weights_, without.weights_)
 
 

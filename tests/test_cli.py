@@ -606,3 +606,9 @@ def test_fit_defaults_to_adaptive_projection(files, capsys):
 def test_summary_names_the_rounds_a_fit_used(rounds, phrase):
     estimator = types.SimpleNamespace() if rounds is None else types.SimpleNamespace(n_rounds_=rounds)
     assert rounds_phrase(estimator) == phrase
+
+
+def test_summary_names_adaptive_selection():
+    estimator = types.SimpleNamespace(n_rounds_=90, n_selection_rounds_=12,
+                                      marginal_measurements_={(0,): 0, (1,): 0, (0, 1): 0})
+    assert rounds_phrase(estimator) == " (adaptive selection: 12 rounds, 3 marginals measured)"

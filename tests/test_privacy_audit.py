@@ -42,6 +42,7 @@ import pytest
 from scipy import stats
 
 import sklearn_privsyn.adaptive._estimator as adaptive_module
+import sklearn_privsyn.adaptive._selection as selection_module
 import sklearn_privsyn.dualquery as dualquery_module
 import sklearn_privsyn.fem as fem_module
 import sklearn_privsyn.mwem as mwem_module
@@ -140,7 +141,12 @@ ESTIMATORS = {
     "AdaptiveProjection": lambda **kw: AdaptiveProjection(rounds=1, max_iter=10, solver="brute",
                                                           representation="records", **kw),
     "AdaptiveProjection-rounds": lambda **kw: AdaptiveProjection(rounds=4, max_iter=10,
+                                                                 representation="records",
                                                                  solver="brute", **kw),
+    "AdaptiveProjection-graphical": lambda **kw: AdaptiveProjection(rounds=6, max_iter=10,
+                                                                    solver="brute", **kw),
+    "AdaptiveProjection-one-way-graphical": lambda **kw: AdaptiveProjection(
+        rounds=0, representation="graphical", max_iter=10, solver="brute", **kw),
     "AdaptiveProjection-products": lambda **kw: AdaptiveProjection(
         rounds=4, max_iter=4, representation="products", n_components=3, solver="brute", **kw),
 }
@@ -353,6 +359,8 @@ def fitted_output(est):
     """The fitted distribution: weighted records, or a mixture of products' weights and tables."""
     if hasattr(est, "records_"):
         return [est.records_, est.weights_]
+    if hasattr(est, "graphical_model_"):
+        return list(est.graphical_model_.theta)
     return [est.component_weights_, *est.component_tables_]
 
 
@@ -667,18 +675,23 @@ def noise_scaled_down(factor, mechanism=gaussian_mechanism):
 #   N(-1 on D, -0.8 on D', sd 0.2 / mu). The measured step costs rho = 2, claim
 #   mu = 2: P(E | D') = Phi(mu / 2) ("more"), P(E | D) = Phi(-mu / 2). Broken:
 #   noise of sigma / sqrt(2) (rho off by 2, mu = 2 sqrt(2)): 0.921 and 0.079.
-# * Adaptive rounds, measurement (``rounds=2``, ``selection_share=1/2``): the same
-#   tables and workload; round 1 measures the 1-way marginals (into
-#   ``one_way_measurements_``), round 2 selects the only marginal and measures it
-#   (the event reads ``measurements_``, which holds round 2's measurement only).
-#   The claim comes from round 2's Gaussian ledger entry (rho = 2 again).
-# * Adaptive rounds, selection: MWEM's tables (a balanced, b = 0 in 7 rows; D' moves
-#   a row from (a=1, b=0) to (a=0, b=1)), 1-way marginals. The projection answers
-#   uniformly (UniformProjection), so the score of a marginal is its L1 distance
-#   from uniform (minus an expected noise equal for both): a 0 and b 0.4 on D,
-#   both 0.2 on D'; sensitivity 2/n = 0.2. E = "column a is measured":
-#   P(E | D') = 1/2 ("more"), P(E | D) = 1 / (1 + e^e), honest loss
-#   log((1 + e^x) / 2) = 1.89 < x = 2.5, broken 4.31.
+# * Adaptive selection, measurement (``rounds=2``, ``selection_share=1/2``): the same
+#   tables and workload (one column, so the only candidate is its 1-way marginal).
+#   The plan (d + 2 = 3 rounds of B / 3) measures the 1-way marginal, then in round
+#   1 selects and measures it again, and round 2 is the last (what is left,
+#   B (1 + s) / 3, is less than two rounds), whatever the annealing does: three
+#   Gaussian measurements of the same answers, deterministic charges. Their
+#   inverse-variance average (``marginal_measurements_``) is a Gaussian mechanism
+#   of ratio mu = sqrt(2 * total Gaussian rho), the claim (rho = 2 in total). The
+#   event reads that average.
+# * Adaptive selection, selection: MWEM's tables (a balanced, b = 0 in 7 rows; D'
+#   moves a row from (a=1, b=0) to (a=0, b=1)), 1-way marginals. The graphical model
+#   is replaced by one that answers uniformly (UniformGraphicalFit), so the score of a
+#   candidate is its L1 distance from uniform (minus an expected noise equal for
+#   both): a 0 and b 0.4 on D, both 0.2 on D'; sensitivity 2 w_max / n = 0.2. E =
+#   "round 1 selects column a": P(E | D') = 1/2 ("more"), P(E | D) = 1 / (1 + e^x),
+#   honest loss log((1 + e^x) / 2) = 1.89 < x = 2.5, broken 4.31. The claim is round
+#   1's selection epsilon (later rounds' selections do not touch the event).
 #
 # The reduced audits never run the projection (UniformProjection): the measure-all
 # and round-2-measurement events read only ``measurements_``, which are drawn
@@ -701,35 +714,91 @@ def _gaussian_claim(est):
     return math.sqrt(2 * entry.rho)
 
 
+def _selection_gaussian_claim(est):
+    total = sum(e.rho * e.count for e in est.ledger_.entries if e.mechanism == "gaussian_mechanism")
+    return math.sqrt(2 * total)
+
+
 def _adaptive_gaussian_audit(rounds):
     D, D2, workload = _binary_frames()
-    # the measured step gets the share (1 - selection_share) / rounds of rho (less
-    # the package's 1e-9 margin)
-    share = 1.0 if rounds == 1 else 0.5 / rounds
-    epsilon = rho_to_epsilon(GAUSSIAN_RHO / share, 1 / N_AUDIT**2, method="cks")
-    est = AdaptiveProjection(epsilon=epsilon, workload=workload,
-                             rounds=rounds, selection_share=0.5, max_iter=10, solver="brute",
-                             representation="records")
     mu = math.sqrt(2 * GAUSSIAN_RHO)
+    if rounds == 1:
+        epsilon = rho_to_epsilon(GAUSSIAN_RHO, 1 / N_AUDIT**2, method="cks")
+        est = AdaptiveProjection(epsilon=epsilon, workload=workload, rounds=1, max_iter=10,
+                                 solver="brute", representation="records")
+        return dict(est=est, D=D, D2=D2, more="D2", bound=gaussian_mu_lower_bound,
+                    max_alpha=0.01, claim=mu, claim_of=_gaussian_claim, stub="reduced",
+                    broken=(adaptive_module, "gaussian_mechanism",
+                            noise_scaled_down(math.sqrt(2))),
+                    event=lambda e: e.measurements_[1] - e.measurements_[0] > GAUSSIAN_T,
+                    p_broken=(stats.norm.cdf(mu / math.sqrt(2)),
+                              stats.norm.cdf(-mu / math.sqrt(2))))
+    # selection share s = 1/2 over d + rounds = 3 planned rounds: the three Gaussian
+    # measurements get (1 - s) (B / 3 + B / 3 + B (1 + s) / 3) of the budget B
+    s = 0.5
+    budget = GAUSSIAN_RHO / ((1 - s) * (3 + s) / 3)
+    epsilon = rho_to_epsilon(budget, 1 / N_AUDIT**2, method="cks")
+    est = AdaptiveProjection(epsilon=epsilon, workload=workload, rounds=rounds,
+                             selection_share=s, max_iter=10, solver="brute")
+
+    def event(e):
+        y, _ = e.marginal_measurements_[(0,)]
+        return y[1] - y[0] > GAUSSIAN_T
+
     return dict(est=est, D=D, D2=D2, more="D2", bound=gaussian_mu_lower_bound, max_alpha=0.01,
-                claim=mu, claim_of=_gaussian_claim, stub="reduced" if rounds == 1 else "always",
-                broken=(adaptive_module, "gaussian_mechanism", noise_scaled_down(math.sqrt(2))),
-                event=lambda e: e.measurements_[1] - e.measurements_[0] > GAUSSIAN_T,
+                claim=mu, claim_of=_selection_gaussian_claim, stub=None,
+                broken=(selection_module, "gaussian_mechanism", noise_scaled_down(math.sqrt(2))),
+                event=event,
                 p_broken=(stats.norm.cdf(mu / math.sqrt(2)), stats.norm.cdf(-mu / math.sqrt(2))))
+
+
+class UniformGraphicalFit:
+    """Stands in for AdaptiveProjection's graphical model in the selection audit.
+
+    Post-processing may return anything; this answers every candidate uniformly (a
+    public vector), which pins the selection scores to the true answers' L1
+    distance from uniform.
+    """
+
+    def __init__(self, sizes, candidates, max_iter):
+        from sklearn_privsyn.adaptive import GraphicalModel
+
+        self.sizes, self.candidates = list(sizes), candidates
+        self.model = GraphicalModel(self.sizes, [(a,) for a in range(len(self.sizes))])
+
+    def refit(self, measurements):
+        pass
+
+    def answers(self, indices):
+        return np.concatenate([np.full(self.candidates.cells[i], 1 / self.candidates.cells[i])
+                               for i in indices])
+
+    def admissible(self, candidates, progress):
+        return np.ones(len(candidates.marginals), dtype=bool)
+
+    def finish(self, est):
+        return adaptive_module._GraphicalResult(self.model, 0.0, 0, "uniform")
+
+
+def _first_selection_claim(est):
+    first = next(e for e in est.ledger_.entries if e.mechanism == "exponential_mechanism")
+    return math.sqrt(8 * first.rho)
 
 
 def _adaptive_selection_audit():
     design = _mwem_audit()
-    # one selection of epsilon x = sqrt(8 rho / 4) in 2 rounds at selection share 1/2
-    epsilon = rho_to_epsilon(4 * CLAIM**2 / 8, 1 / N_AUDIT**2, method="cks")
+    # round 1's selection: epsilon x = sqrt(8 s B / (d + rounds)), d = 2, rounds = 2, s = 1/2
+    budget = CLAIM**2 / 8 * 4 / 0.5
+    epsilon = rho_to_epsilon(budget, 1 / N_AUDIT**2, method="cks")
     est = AdaptiveProjection(epsilon=epsilon, workload=design["est"].workload, rounds=2,
                              selection_share=0.5, max_iter=10, solver="brute")
 
-    def measures_column_a(e):
-        return e.workload_.marginals_[e.measured_marginals_[0]] == ("a",)
+    def selects_column_a(e):
+        return e.measured_marginals_[0] == (0,)
 
-    return dict(design, est=est, event=measures_column_a, stub="always",
-                broken=(adaptive_module, "exponential_mechanism"),
+    return dict(design, est=est, event=selects_column_a, stub="graphical",
+                claim_of=_first_selection_claim,
+                broken=(selection_module, "exponential_mechanism"),
                 p_broken=(1 / 2, 1 / (1 + math.exp(2 * CLAIM))))
 
 
@@ -774,6 +843,8 @@ def end_to_end_audit(name, alpha, power, monkeypatch, full=False, breaker=break_
     design = END_TO_END[name]()
     if design.get("stub") == "always" or (design.get("stub") == "reduced" and not full):
         _uniform_projection(monkeypatch)
+    if design.get("stub") == "graphical":
+        monkeypatch.setattr(adaptive_module, "_GraphicalFit", UniformGraphicalFit)
     expected_claim, bound = design.get("claim", CLAIM), design.get("bound", epsilon_lower_bound)
     alpha = min(alpha, design.get("max_alpha", alpha))
     p_more, p_less = design["p_broken"]
@@ -812,10 +883,11 @@ def understated_gaussian_sensitivity(design, monkeypatch):
     """The estimator believes its measurement's sensitivity is half the true one: sigma
     and the charge both follow the belief, so the ledger is consistent and the noise
     has half the scale it needs (rho off by 4)."""
-    for name in ("gaussian_sigma", "gaussian_mechanism_rho"):
-        real = getattr(adaptive_module, name)
-        monkeypatch.setattr(adaptive_module, name,
-                            lambda sensitivity, x, real=real: real(sensitivity / 2, x))
+    for module in (adaptive_module, selection_module):
+        for name in ("gaussian_sigma", "gaussian_mechanism_rho"):
+            real = getattr(module, name)
+            monkeypatch.setattr(module, name,
+                                lambda sensitivity, x, real=real: real(sensitivity / 2, x))
 
 
 @pytest.mark.parametrize("name", ["AdaptiveProjection", "AdaptiveProjection-rounds-measure"])

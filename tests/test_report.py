@@ -12,7 +12,7 @@ import pytest
 from sklearn_privsyn import DQRS, PrivacyLedger, QueryWorkload
 from sklearn_privsyn.cli import main
 from sklearn_privsyn.metrics import workload_error
-from sklearn_privsyn.metrics import column_distributions, pair_tvd
+from sklearn_privsyn.metrics import column_distributions, fidelity_report, pair_tvd
 from sklearn_privsyn.report import SECTIONS, quality_report
 from sklearn_privsyn.metrics import train_synthetic_test_real
 
@@ -102,6 +102,25 @@ def test_report_figures_match_the_metrics(tables):
     for value in (error.max_error, error.mean_error, error.per_marginal_tvd.mean()):
         assert f"<td>{value:.4g}</td>" in page
     assert "no target column was given" in page
+
+
+def test_report_plausibility_shows_impossible_pairs_beside_the_real_halves():
+    real = pd.DataFrame({"sex": ["F", "M"] * 50, "role": ["Wife", "Husband"] * 50,
+                         "x": [0, 1, 2, 3] * 25})
+    synthetic = real.copy()
+    synthetic.loc[:9, "sex"] = "M"  # ten male wives
+    synthetic.loc[:9, "role"] = "Wife"
+    workload = QueryWorkload(domain={"sex": ["F", "M"], "role": ["Husband", "Wife"], "x": 4},
+                             k=2)
+    page = quality_report(real, synthetic, workload=workload)
+    report = fidelity_report(real, synthetic)
+    assert report.impossible_pair_rate == pytest.approx(0.1)
+    for value in (report.impossible_pair_rate, report.reference_impossible_pair_rate,
+                  report.tvd_2way.mean()):
+        assert f"<td>{value:.4g}</td>" in page
+    assert "<td>sex / role</td>" in page or "<th>sex / role</th>" in page
+    clean = quality_report(real, real, workload=workload)
+    assert "No synthetic row holds a pair of values that no real row holds" in clean
 
 
 def test_report_without_privacy_says_so_and_a_ledger_is_converted(tables):

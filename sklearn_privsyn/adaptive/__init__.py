@@ -1,15 +1,20 @@
-"""AdaptiveProjection and the two representations it projects onto.
+"""AdaptiveProjection, how it chooses what to measure, and the representations it fits.
 
 * ``_estimator.py``: :class:`AdaptiveProjection`, its default rules
   (:func:`adaptive_default_rounds`, :func:`adaptive_default_representation`);
+* ``_selection.py``: adaptive selection (which marginals to measure, with how
+  much of the budget): :func:`candidate_marginals`, :func:`measure_adaptively`;
+* ``_graphical.py``: the graphical model over the measured marginals
+  (junction tree, mirror descent, structural zeros, sampling):
+  :class:`GraphicalModel`;
 * ``_projection.py``: the records projection (Frank-Wolfe over weighted records
   priced by the oracle): :func:`project`, :class:`Projection`;
 * ``_product_mixture.py``: the mixture of product distributions:
   :func:`fit_product_mixture`, :class:`ProductMixture`.
 
-Only the estimator reads private data, through the mechanisms of
-:mod:`sklearn_privsyn.privacy`; both representations are post-processing of
-its noisy measurements. ``sklearn_privsyn.projection`` and
+Only the estimator and the selection read private data, through the
+mechanisms of :mod:`sklearn_privsyn.privacy`; the three representations are
+post-processing of the noisy measurements. ``sklearn_privsyn.projection`` and
 ``sklearn_privsyn.product_mixture`` re-export their names from here.
 """
 
@@ -18,7 +23,9 @@ from ._estimator import (
     AdaptiveProjection,
     adaptive_default_representation,
     adaptive_default_rounds,
+    workload_redundancy,
 )
+from ._graphical import GraphicalModel, junction_tree, junction_tree_size
 from ._product_mixture import (
     ProductMixture,
     ProductMixtureResult,
@@ -33,10 +40,13 @@ from ._projection import (
     project,
     zeroed_targets,
 )
+from ._selection import Candidates, candidate_marginals, measure_adaptively, round_noise
 
 __all__ = [
     "ALL_AT_ONCE_NOISE",
     "AdaptiveProjection",
+    "Candidates",
+    "GraphicalModel",
     "MarginalCells",
     "ProductMixture",
     "ProductMixtureResult",
@@ -44,9 +54,15 @@ __all__ = [
     "ProjectionResult",
     "adaptive_default_representation",
     "adaptive_default_rounds",
+    "candidate_marginals",
     "checked_targets",
     "fit_product_mixture",
+    "junction_tree",
+    "junction_tree_size",
+    "measure_adaptively",
     "project",
+    "round_noise",
     "sample_product_mixture",
+    "workload_redundancy",
     "zeroed_targets",
 ]

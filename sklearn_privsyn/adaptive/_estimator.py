@@ -9,6 +9,7 @@ time-outs or failures change accuracy, never the privacy guarantee.
 """
 
 import dataclasses
+import itertools
 import math
 import warnings
 from numbers import Integral, Real
@@ -25,8 +26,11 @@ from ..privacy import (
     gaussian_mechanism_rho,
     gaussian_sigma,
 )
+from ..marginals import MarginalSet
+from ._graphical import GraphicalModel, junction_tree_size
 from ._product_mixture import ProductMixture, sample_product_mixture
 from ._projection import Projection, zeroed_targets
+from ._selection import candidate_marginals, measure_adaptively
 
 __all__ = ["AdaptiveProjection", "adaptive_default_representation", "adaptive_default_rounds"]
 
@@ -44,8 +48,38 @@ _ZERO_TEST = 2.0
 _PRODUCT_ITER_FACTOR = 5
 
 #: Largest per-cell noise sd at which the default measures every marginal at
-#: once; above it, only the 1-way marginals (see adaptive_default_rounds).
+#: once when the workload's marginals share few pairs of columns (redundancy at
+#: most SPARSE_REDUNDANCY; see adaptive_default_rounds).
 ALL_AT_ONCE_NOISE = 0.03
+
+#: The same when they share many (every 3-way marginal of a table, say).
+REDUNDANT_ALL_AT_ONCE_NOISE = 0.003
+
+#: Largest workload redundancy (workload_redundancy) counted as sparse.
+SPARSE_REDUNDANCY = 3.0
+
+#: Per-cell noise sd each adaptive round's measurement is planned for: the
+#: default plans floor((1 - selection_share) rho (n SELECTION_NOISE)**2) rounds.
+SELECTION_NOISE = 0.018
+
+#: At most this many planned rounds per column (AIM's 16 d, the 1-way
+#: marginals' d included).
+MAX_ROUNDS_PER_COLUMN = 15
+
+#: Largest junction tree (total cells of its cliques) the graphical model may
+#: grow to; a round may take a marginal only while the tree stays below this
+#: times the share of the budget spent so far (small models first, as in AIM).
+GRAPHICAL_MAX_CELLS = 1_000_000
+
+# representation="graphical": mirror-descent steps of the final fit per unit of
+# max_iter (each adaptive round's refit, warm-started, runs max_iter steps).
+_GRAPHICAL_ITER_FACTOR = 5
+
+# zero_test="auto" with the graphical model: a cell of a measured marginal of two
+# or more columns whose noisy answer is below 2 noise sd is a structural zero, when
+# 2 sd is at most _ZERO_MAX_MASS (so a real cell wrongly zeroed holds little).
+_GRAPHICAL_ZERO_TEST = 2.0
+_ZERO_MAX_MASS = 0.01
 
 
 def _all_at_once_sd(n, rho, n_marginals):
@@ -53,30 +87,64 @@ def _all_at_once_sd(n, rho, n_marginals):
     return math.sqrt(n_marginals / rho) / n
 
 
-def adaptive_default_rounds(n, rho, n_marginals, noise_level=ALL_AT_ONCE_NOISE):
-    """Rounds of measurement: 1 (every marginal at once) or 0 (the 1-way marginals only).
+def workload_redundancy(marginals):
+    """How many of the workload's marginals hold each pair of columns, on average.
+
+    The mean, over the pairs of columns that some marginal holds, of the
+    number of marginals holding the pair: about 2 for 64 random 3-way
+    marginals of 14 columns, ``d - 2`` for every 3-way marginal of ``d``
+    columns; 0 when no marginal holds two columns. Public: it reads the
+    workload's marginals only.
+
+    Examples
+    --------
+    >>> workload_redundancy([(0, 1, 2), (0, 1, 3)])
+    1.2
+    >>> workload_redundancy([(0,), (1,)])
+    0.0
+    """
+    counts = {}
+    for m in marginals:
+        for pair in itertools.combinations(sorted(set(int(a) for a in m)), 2):
+            counts[pair] = counts.get(pair, 0) + 1
+    return float(np.mean(list(counts.values()))) if counts else 0.0
+
+
+def adaptive_default_rounds(n, rho, n_marginals, n_columns=None, redundancy=0.0, *,
+                            selection_share=0.1):
+    """Rounds of measurement: 1 (all at once), ``T >= 2`` (adaptive selection) or 0 (1-way only).
 
     Measuring all ``M`` marginals at once gives every cell Gaussian noise of
-    standard deviation ``sigma_all = sqrt(M / rho) / n`` (sensitivity
-    ``sqrt(2) / n`` per marginal, ``rho / M`` each). While ``sigma_all`` is at
-    most ``noise_level`` every marginal is measured at once (1); above it the
-    whole budget measures only every column's 1-way marginal, fitted by the
-    independence model (0). Adaptive rounds (``rounds=T > 1``) are never the
-    default: on generated tables they lost to one of these two schedules
-    wherever they were run. Only public quantities enter: ``n`` (public
-    under replace-one neighbours), ``rho`` and the number of marginals.
+    standard deviation ``sigma_all = sqrt(M / rho) / n``. The rule:
 
-    ``noise_level`` (``ALL_AT_ONCE_NOISE``, 0.03) was chosen on
-    generated tables (``benchmarks/bench_adaptive.py --data generated
-    --rounds 0 1``, latent-class and Bayesian-network tables, plain and with
-    dominant values): it is the largest ``sigma_all`` tried at which
-    measuring everything at once had the lower max error on every table
-    (7,000 rows with 64 marginals, 48,842 rows with 278). Above it the
-    outcome depends on the table and workload: at 0.05 the 1-way marginals
-    alone had as low a max error and lower mean error on the 7,000-row
-    tables, while everything at once still had the lower max error on the
-    48,842-row ones. Below it the 1-way marginals alone often still have the
-    lower mean error; the rule favours the max error.
+    1. **Everything at once** (1) while ``sigma_all`` is at most
+       ``ALL_AT_ONCE_NOISE`` (0.03) for a workload whose marginals share few
+       pairs of columns (``redundancy`` at most ``SPARSE_REDUNDANCY``, 3: a
+       random subset of the 3-way marginals), or at most
+       ``REDUNDANT_ALL_AT_ONCE_NOISE`` (0.003) when they share many (every
+       3-way marginal: the redundancy is ``d - 2``). Measured at once, a
+       redundant workload pays for each pair of columns many times over;
+       selection pays once for the pairs that carry structure.
+    2. Otherwise **adaptive selection** planned for
+       ``T = min(floor((1 - selection_share) rho (n SELECTION_NOISE)**2) - d,
+       MAX_ROUNDS_PER_COLUMN d)`` rounds after the 1-way marginals of the
+       ``d = n_columns`` columns: the number of rounds whose measurements
+       would each have noise ``SELECTION_NOISE`` (0.018) a cell, counting the
+       1-way marginals as ``d`` of them, capped as AIM caps its rounds at
+       ``16 d``. Annealing then spends the budget in fewer, more precise
+       rounds where the data allow (:mod:`._selection`).
+    3. **The 1-way marginals only** (0) when that leaves fewer than 2 rounds:
+       the whole budget cannot measure the 1-way marginals and two more at
+       that noise.
+
+    Only public quantities enter: ``n`` (public under replace-one
+    neighbours), ``rho``, the number of marginals, of columns and the
+    workload's redundancy (:func:`workload_redundancy`). Without
+    ``n_columns`` the rule never selects (1 or 0).
+
+    The constants were chosen on the development suite of real tables
+    (``../shared/datasets/REAL.md``) and generated tables together (see
+    ``docs/algorithms/adaptive.rst`` and ``benchmarks/notes/selection.md``).
 
     Parameters
     ----------
@@ -86,31 +154,44 @@ def adaptive_default_rounds(n, rho, n_marginals, noise_level=ALL_AT_ONCE_NOISE):
         zCDP budget.
     n_marginals : int
         Number of workload marginals ``M``.
-    noise_level : float, default=ALL_AT_ONCE_NOISE
-        Largest per-cell noise standard deviation for measuring all at once.
+    n_columns : int, default=None
+        Number of columns ``d``.
+    redundancy : float, default=0.0
+        :func:`workload_redundancy` of the workload's marginals.
+    selection_share : float, default=0.1
+        Share of each round's budget spent on the selection.
 
     Returns
     -------
     rounds : int
-        1 to measure every marginal at once, 0 for the 1-way marginals only.
 
     Examples
     --------
-    >>> adaptive_default_rounds(48842, 0.0143, 64)
+    >>> adaptive_default_rounds(48842, 0.000167, 64, 14, 2.1)  # ADULT, 64 marginals, eps 0.1
     1
-    >>> adaptive_default_rounds(48842, 0.000167, 278)
-    1
-    >>> adaptive_default_rounds(7000, 0.00022, 64)
-    0
-    >>> adaptive_default_rounds(1000, 0.0245, 64)
+    >>> adaptive_default_rounds(48842, 0.0143, 455, 15, 13.0)  # raw Adult, every 3-way, eps 1
+    225
+    >>> adaptive_default_rounds(3000, 0.000256, 165, 11, 9.0)  # 3,000 rows, eps 0.1
     0
     """
-    return int(_all_at_once_sd(n, rho, n_marginals) <= noise_level)
+    limit = ALL_AT_ONCE_NOISE if redundancy <= SPARSE_REDUNDANCY else REDUNDANT_ALL_AT_ONCE_NOISE
+    if _all_at_once_sd(n, rho, n_marginals) <= limit:
+        return 1
+    if n_columns is None:
+        return 0
+    units = math.floor((1.0 - selection_share) * rho * (n * SELECTION_NOISE) ** 2)
+    rounds = min(units - int(n_columns), MAX_ROUNDS_PER_COLUMN * int(n_columns))
+    return int(rounds) if rounds >= 2 else 0
 
 
 def adaptive_default_representation(n, rho, n_marginals, rounds, products_noise=0.005):
-    """The projection's representation: products when everything is measured at moderate noise.
+    """The representation fitted: graphical model, mixture of products or weighted records.
 
+    With adaptive selection (``rounds >= 2``) it is the graphical model
+    (:class:`~sklearn_privsyn.adaptive.GraphicalModel`): a few marginals are
+    measured, and the maximum-entropy model over them infers the others
+    (on the development suite it had lower mean error and TVD than records
+    or products after the same selection; ``benchmarks/notes/selection.md``).
     With every marginal measured at once (``rounds == 1``) each cell has
     noise of standard deviation ``sigma_all = sqrt(M / rho) / n``. When
     ``sigma_all`` is at least ``products_noise`` the noisy answers are fitted
@@ -144,7 +225,7 @@ def adaptive_default_representation(n, rho, n_marginals, rounds, products_noise=
 
     Returns
     -------
-    representation : {"records", "products"}
+    representation : {"records", "products", "graphical"}
 
     Examples
     --------
@@ -153,8 +234,10 @@ def adaptive_default_representation(n, rho, n_marginals, rounds, products_noise=
     >>> adaptive_default_representation(48842, 0.0143, 64, 1)
     'records'
     >>> adaptive_default_representation(7000, 0.000221, 64, 3)
-    'records'
+    'graphical'
     """
+    if rounds >= 2:
+        return "graphical"
     if rounds == 0:
         return "products"
     if rounds == 1 and _all_at_once_sd(n, rho, n_marginals) >= products_noise:
@@ -163,47 +246,57 @@ def adaptive_default_representation(n, rho, n_marginals, rounds, products_noise=
 
 
 class AdaptiveProjection(BaseSynthesizer):
-    """Gaussian measurements of the workload's marginals, projected onto records or products.
+    """Gaussian measurements of marginals, fitted by records, products or a graphical model.
 
-    **Measure.** With ``n_rounds_ == 1`` every marginal of the workload is
-    measured once by one Gaussian mechanism: under replace-one neighbours a
-    changed row moves ``1 / n`` between two cells of each marginal, so the
-    ``M`` marginals together have L2 sensitivity ``sqrt(2 M) / n``, and the
-    whole budget ``rho`` buys ``sigma = sqrt(M / rho) / n`` on every cell.
-    With ``n_rounds_ = T > 1`` the budget is split evenly over ``T`` rounds.
-    The first measures the 1-way marginal of every column (one Gaussian
-    mechanism, sensitivity ``sqrt(2 d) / n`` for ``d`` columns), so that
-    columns no later round measures are still spread as in the data. Each
-    later round picks one workload marginal by the exponential mechanism (a
-    ``selection_share`` of the round's budget, charged ``epsilon**2 / 8``)
-    with score the L1 distance between its true and current synthetic
-    answers (sensitivity ``2 / n``) minus the L1 noise expected from
-    measuring it (public), and measures it with the rest (sensitivity
-    ``sqrt(2) / n``). A marginal measured twice keeps the inverse-variance
-    average of its measurements. With ``n_rounds_ == 0`` the whole budget
-    measures the 1-way marginals (one Gaussian mechanism, sensitivity
-    ``sqrt(2 d) / n``) and nothing else, and they are fitted by a single
-    product distribution (the independence model): where even the whole
-    budget cannot measure one workload marginal usefully, this beat spending
-    part of it on one.
+    **Measure.** One of three schedules (``rounds``; by default
+    :func:`adaptive_default_rounds` picks one from public quantities):
 
-    **Project.** The noisy answers are turned into weighted records by
-    :class:`~sklearn_privsyn.adaptive.Projection`: the distribution over
+    * ``n_rounds_ == 1``, everything at once: every marginal of the workload
+      is measured once by one Gaussian mechanism. Under replace-one
+      neighbours a changed row moves ``1 / n`` between two cells of each
+      marginal, so the ``M`` marginals together have L2 sensitivity
+      ``sqrt(2 M) / n``, and the whole budget ``rho`` buys
+      ``sigma = sqrt(M / rho) / n`` on every cell.
+    * ``n_rounds_ = T >= 2``, adaptive selection (AIM's idea, our code:
+      :func:`~sklearn_privsyn.adaptive.measure_adaptively`): the budget is
+      planned as ``d + T`` equal rounds. The 1-way marginals of the ``d``
+      columns are measured first (one Gaussian mechanism, sensitivity
+      ``sqrt(2 d) / n``, at a round's noise). Each round then scores every
+      candidate (the workload's marginals and all their subsets) by the
+      current fit's L1 error on it, weighted by its overlap with the
+      workload, less the L1 noise its measurement would add; picks one by
+      the exponential mechanism (a ``selection_share`` of the round,
+      charged ``epsilon**2 / 8``, sensitivity ``2 w_max / n``) and measures
+      it with the Gaussian mechanism (sensitivity ``sqrt(2) / n``); refits;
+      and halves the noise of later rounds when the refit moved the chosen
+      marginal by less than its noise. The last round spends what is left.
+      ``n_selection_rounds_`` rounds ran; a marginal measured twice keeps
+      the inverse-variance average.
+    * ``n_rounds_ == 0``: the whole budget measures the 1-way marginals (one
+      Gaussian mechanism, sensitivity ``sqrt(2 d) / n``) and nothing else,
+      fitted by a single product distribution (the independence model):
+      where even the whole budget cannot measure the 1-way marginals and a
+      few more usefully, this wins.
+
+    **Fit** (post-processing: reads only the noisy answers). After adaptive
+    selection, by default a graphical model
+    (:class:`~sklearn_privsyn.adaptive.GraphicalModel`: one log-potential
+    table per measured marginal, fitted by mirror descent over a junction
+    tree; the maximum-entropy family, so marginals never measured follow
+    smoothly from the measured ones), refitted after every round; cells of
+    a measured marginal that test as empty are fixed at zero
+    (``zero_test``), so no synthetic row holds them. Measured all at once,
+    the noisy answers are turned into weighted records by
+    :class:`~sklearn_privsyn.adaptive.Projection` (the distribution over
     records closest to them in inverse-variance weighted l2, by a fully
     corrective Frank-Wolfe whose new records come from a coordinate descent
-    and the optimisation oracle (``solver``). This reads only noisy answers.
-
-    With ``representation="products"`` the noisy answers are fitted instead
-    by a mixture of ``n_components`` product distributions
-    (:class:`~sklearn_privsyn.adaptive.ProductMixture`: one
-    categorical distribution per column and component, minimising the same
-    objective by L-BFGS), and :meth:`sample` draws each row from it (a
-    component, then every column independently). Also post-processing.
-    The default ``representation="auto"`` does so when every marginal is
-    measured at once with noise of standard deviation at least 0.005 a cell
-    (:func:`adaptive_default_representation`), and uses records otherwise.
-
-    ``rounds=None`` uses :func:`adaptive_default_rounds`.
+    and the optimisation oracle, ``solver``), or, at moderate noise, into a
+    mixture of ``n_components`` product distributions
+    (:class:`~sklearn_privsyn.adaptive.ProductMixture`, the same objective by
+    L-BFGS). ``representation`` chooses; ``"auto"`` uses
+    :func:`adaptive_default_representation`. :meth:`sample` draws rows from
+    the fit: records repeated by weight, or rows drawn from the mixture or
+    the graphical model.
 
     Parameters
     ----------
@@ -215,37 +308,42 @@ class AdaptiveProjection(BaseSynthesizer):
         The marginals to measure; cloned. ``None`` means all 3-way marginals
         with the domain read from the data (which warns).
     rounds : int, default=None
-        1 measures every marginal at once; ``T > 1`` measures every 1-way
-        marginal, then ``T - 1`` marginals chosen adaptively; 0 measures
-        only the 1-way marginals; ``None`` derives 1 or 0 from the noise
-        level (:func:`adaptive_default_rounds`; adaptive rounds are never
-        the default).
+        1 measures every marginal at once; ``T >= 2`` selects adaptively,
+        with the budget planned for ``T`` rounds after the 1-way marginals
+        (annealing may end it in fewer); 0 measures only the 1-way
+        marginals; ``None`` uses :func:`adaptive_default_rounds`.
     selection_share : float, default=0.1
         Share of each adaptive round's budget spent on choosing the marginal.
     max_iter : int, default=100
         Frank-Wolfe iterations of the final projection at most (adaptive
         rounds in between run at most ``max_iter // 10`` each). With
         ``representation="products"``: ``5 * max_iter`` L-BFGS iterations
-        for the final fit, ``max_iter`` for each adaptive round's.
+        for the final fit, ``max_iter`` for each adaptive round's; with
+        ``"graphical"``: ``5 * max_iter`` mirror-descent steps for the final
+        fit, ``max_iter`` after each round.
     tol : float, default=0.005
         Stop the projection when its Frank-Wolfe gap is below ``tol`` times
         its objective.
     time_limit : float, default=None
         Seconds for the final projection; the best mixture so far is kept.
     zero_test : float, "auto" or None, default="auto"
-        After the final projection, its records are re-weighted against the
-        noisy answers with every answer below ``zero_test`` noise standard
-        deviations (a one-sided test that the cell is not empty) set to
-        zero; ``None`` keeps the l2 projection's weights. ``"auto"`` means
-        2.0 when every marginal is measured at once (``n_rounds_ == 1``) and
-        ``None`` in adaptive rounds, where on generated tables it lost, and
-        with ``representation="products"``, where a given ``z`` continues
-        the fit against the zeroed answers. Post-processing: no privacy cost.
-    representation : {"records", "products", "auto"}, default="auto"
-        What the noisy answers are projected onto: weighted records
-        (:class:`~sklearn_privsyn.adaptive.Projection`) or a mixture of
+        A noisy answer below ``zero_test`` noise standard deviations (a
+        one-sided test that the cell is not empty) counts as zero. Records:
+        after the final projection they are re-weighted against the answers
+        with those set to zero. Graphical model: such cells of measured
+        marginals of two or more columns are fixed at zero (never sampled)
+        where ``zero_test`` sd is at most 0.01 (a wrongly zeroed real cell
+        then holds little). Products: the fit continues against the zeroed
+        answers. ``None`` switches it off. ``"auto"`` means 2.0 with records
+        measured all at once and with the graphical model, ``None``
+        otherwise. Post-processing: no privacy cost.
+    representation : {"records", "products", "graphical", "auto"}, default="auto"
+        What the noisy answers are fitted by: weighted records
+        (:class:`~sklearn_privsyn.adaptive.Projection`), a mixture of
         product distributions
-        (:class:`~sklearn_privsyn.adaptive.ProductMixture`).
+        (:class:`~sklearn_privsyn.adaptive.ProductMixture`) or a graphical
+        model (:class:`~sklearn_privsyn.adaptive.GraphicalModel`; adaptive
+        selection or 1-way marginals only, not with ``rounds=1``).
         ``"auto"`` uses :func:`adaptive_default_representation` (public
         quantities only).
     n_components : int, default=8
@@ -266,20 +364,29 @@ class AdaptiveProjection(BaseSynthesizer):
     Attributes
     ----------
     n_rounds_ : int
-        Rounds used (0: 1-way marginals only; 1: every marginal measured at once).
-        Named ``rounds_`` in earlier development versions; that name still reads it, with a
-        ``FutureWarning``.
+        The schedule used (0: 1-way marginals only; 1: every marginal
+        measured at once; ``T >= 2``: adaptive selection planned for ``T``
+        rounds). Named ``rounds_`` in earlier development versions; that
+        name still reads it, with a ``FutureWarning``.
+    n_selection_rounds_ : int
+        Adaptive selection only: rounds that ran (select and measure).
     zero_test_ : float or None
-        The final re-weighting's threshold used (``zero_test`` resolved).
-    measured_marginals_ : ndarray of int
-        Index of the workload marginal measured in each selection round (all
-        of them, in order, when ``n_rounds_ == 1``).
+        The zero test's threshold used (``zero_test`` resolved).
+    measured_marginals_ : list of tuples of int
+        The marginals (column indices) measured, in order: every workload
+        marginal when ``n_rounds_ == 1``, the one chosen in each round of
+        adaptive selection (after the 1-way marginals), none with 0.
+    marginal_measurements_ : dict
+        Adaptive selection only: ``{marginal: (noisy answers, variance)}``
+        for every marginal measured (1-way ones included), cells in the
+        marginal's column order; repeated measurements averaged. A DP output.
     one_way_measurements_ : ndarray
         Noisy 1-way answers of every column, concatenated in column order
-        (adaptive rounds only). A DP output.
+        (``n_rounds_ == 0`` only). A DP output.
     measurements_ : ndarray of shape (n_queries,)
-        Noisy answers of every cell (inverse-variance averages of repeated
-        measurements); ``nan`` where never measured. A DP output.
+        Noisy answers of every workload cell when measured at once (``nan``
+        everywhere with ``n_rounds_ == 0``; absent with adaptive
+        selection). A DP output.
     measurement_variances_ : ndarray of shape (n_queries,)
         Their noise variances (``inf`` where never measured).
     representation_ : str
@@ -291,8 +398,11 @@ class AdaptiveProjection(BaseSynthesizer):
     projection_stop_ : str
         Why the final projection stopped.
     n_iter_ : int
-        Frank-Wolfe (records) or L-BFGS (products) iterations of the final
-        projection.
+        Frank-Wolfe (records), L-BFGS (products) or mirror-descent
+        (graphical) iterations of the final fit.
+    graphical_model_ : GraphicalModel
+        The fitted graphical model (graphical only; ``records_`` and
+        ``weights_`` are then absent).
     component_weights_ : ndarray of shape (n_components,)
         Mixture weights (products only; records_ and weights_ are then absent).
     component_tables_ : list of ndarray of shape (n_components, block_size)
@@ -320,7 +430,7 @@ class AdaptiveProjection(BaseSynthesizer):
         "tol": [Interval(Real, 0, None, closed="left")],
         "time_limit": [Interval(Real, 0, None, closed="neither"), None],
         "zero_test": [Interval(Real, 0, None, closed="left"), StrOptions({"auto"}), None],
-        "representation": [StrOptions({"records", "products", "auto"})],
+        "representation": [StrOptions({"records", "products", "graphical", "auto"})],
         "n_components": [Interval(Integral, 1, None, closed="left")],
         "solver": SOLVER_CONSTRAINT,
     }
@@ -363,37 +473,42 @@ class AdaptiveProjection(BaseSynthesizer):
     def _fit_records(self, records, rng):
         workload = self.workload_
         n = records.shape[0]
-        offsets = workload.marginal_offsets_
-        marginal_cells = np.diff(offsets)
-        M = len(marginal_cells)
-        rounds = adaptive_default_rounds(n, self.rho_, M) if self.rounds is None else self.rounds
+        M = len(workload.marginal_offsets_) - 1
+        d = workload.layout_.n_attributes
+        rounds = (adaptive_default_rounds(
+            n, self.rho_, M, d, workload_redundancy(workload.marginal_set_.marginals),
+            selection_share=self.selection_share) if self.rounds is None else self.rounds)
         self.n_rounds_ = int(rounds)
         self.representation_ = (
             adaptive_default_representation(n, self.rho_, M, self.n_rounds_)
             if self.representation == "auto" else self.representation
         )
+        if self.representation_ == "graphical" and rounds == 1:
+            raise ValueError(
+                "representation='graphical' needs adaptive selection (rounds >= 2 or None); "
+                f"with rounds={rounds} use 'records' or 'products'."
+            )
         self.zero_test_ = self._zero_test()
-
-        # PRIVATE: the only reads of the data, used solely inside the mechanisms below
-        # (with rounds 0 only the 1-way answers are measured, computed in _adaptive).
-        true_answers = workload.answer_codes(records) if rounds != 0 else None
 
         noise_rng, select_rng, project_rng, solver_rng = rng.spawn(4)
         session = self._oracle_session(solver_rng) if self.representation_ == "records" else None
         try:
             if rounds == 1:
+                # PRIVATE: every workload answer, read only by the Gaussian mechanism below.
+                true_answers = workload.answer_codes(records)
                 sensitivity = math.sqrt(2.0 * M) / n
                 sigma = gaussian_sigma(sensitivity, self.rho_ * (1.0 - _BUDGET_MARGIN))
                 self.ledger_.charge("gaussian_mechanism", gaussian_mechanism_rho(sensitivity, sigma))
                 noisy = gaussian_mechanism(true_answers, sensitivity, sigma, noise_rng)
-                self.measured_marginals_ = np.arange(M, dtype=np.intp)
+                self.measured_marginals_ = list(workload.marginal_set_.marginals)
                 self.measurements_ = noisy
                 self.measurement_variances_ = np.full(len(noisy), sigma**2)
                 projection = self._new_projection(noisy, sigma**2, (), session, project_rng)
+                result = self._run_projection(projection, final=True)
+            elif rounds == 0:
+                result = self._one_way_only(records, noise_rng, session, project_rng)
             else:
-                projection = self._adaptive(records, true_answers, rounds, session, noise_rng,
-                                            select_rng, project_rng)
-            result = self._run_projection(projection, final=True)
+                result = self._select(records, rounds, noise_rng, session, project_rng)
         finally:
             if session is not None:
                 session.close()
@@ -401,12 +516,71 @@ class AdaptiveProjection(BaseSynthesizer):
         self.projection_objective_ = result.objective
         self.projection_stop_ = result.stop_reason
         self.n_iter_ = result.n_iter
+        if self.representation_ == "graphical":
+            self.graphical_model_ = result.model
+            return None
         if self.representation_ == "products":
             self.component_weights_ = result.weights
             self.component_tables_ = result.tables
             return None
         self.projection_gap_ = result.gap
         return result.records, result.weights
+
+    def _select(self, records, rounds, rng, session, project_rng):
+        """Adaptive selection (:mod:`._selection`): 1-way marginals, then ``rounds`` planned rounds."""
+        workload = self.workload_
+        layout = workload.layout_
+        n, d = records.shape
+        candidates = candidate_marginals(workload.marginal_set_.marginals, layout.block_sizes)
+        # PRIVATE: the true answers of every candidate, read only by the mechanisms
+        # inside measure_adaptively; the model below never sees them.
+        truth = MarginalSet(layout, candidates.marginals).answers(records)
+        if self.representation_ == "graphical":
+            model = _GraphicalFit(layout.block_sizes, candidates, self.max_iter)
+        else:
+            model = _ProjectionFit(self, candidates, session, project_rng)
+        measurements, chosen = measure_adaptively(
+            truth, candidates, n, self.rho_, self.ledger_, rng, model, n_rounds=d + rounds,
+            selection_share=self.selection_share, margin=_BUDGET_MARGIN)
+        del truth
+        self.measured_marginals_ = [candidates.marginals[m] for m, _ in chosen]
+        self.marginal_measurements_ = {candidates.marginals[m]: (np.asarray(y), float(v))
+                                       for m, (y, v) in measurements.items()}
+        self.n_selection_rounds_ = len(chosen)
+        return model.finish(self)
+
+    def _one_way_only(self, records, rng, session, project_rng):
+        """The whole budget on the 1-way marginals of every column (sensitivity ``sqrt(2 d) / n``).
+
+        Returns the final fit's result.
+        """
+        workload = self.workload_
+        n = records.shape[0]
+        sizes = np.asarray(workload.layout_.block_sizes)
+        Q = workload.n_queries_
+        # PRIVATE: the true 1-way answers, read only by the Gaussian mechanism below.
+        one_way_true = np.concatenate([
+            np.bincount(records[:, a], minlength=size) / n for a, size in enumerate(sizes)
+        ])
+        sensitivity = math.sqrt(2.0 * len(sizes)) / n
+        sigma = gaussian_sigma(sensitivity, self.rho_ * (1.0 - _BUDGET_MARGIN))
+        self.ledger_.charge("gaussian_mechanism", gaussian_mechanism_rho(sensitivity, sigma))
+        noisy = gaussian_mechanism(one_way_true, sensitivity, sigma, rng)
+        self.measurements_ = np.full(Q, np.nan)
+        self.measurement_variances_ = np.full(Q, np.inf)
+        self.one_way_measurements_ = noisy
+        self.measured_marginals_ = []
+        one_way = [(a,) for a in range(len(sizes))]
+        if self.representation_ == "graphical":  # the independence model, by mirror descent
+            model = _GraphicalFit(sizes, candidate_marginals(one_way, sizes), self.max_iter)
+            start = np.concatenate([[0], np.cumsum(sizes)])
+            model.refit({a: (noisy[start[a]:start[a + 1]], sigma**2) for a in range(len(sizes))})
+            return model.finish(self)
+        projection = self._new_projection(
+            np.concatenate([np.zeros(Q), noisy]),
+            np.concatenate([np.full(Q, np.inf), np.full(len(noisy), sigma**2)]),
+            one_way, session, project_rng)
+        return self._run_projection(projection, final=True)
 
     @property
     def rounds_(self):
@@ -418,6 +592,8 @@ class AdaptiveProjection(BaseSynthesizer):
 
     def _zero_test(self):
         if self.zero_test == "auto":
+            if self.representation_ == "graphical":
+                return _GRAPHICAL_ZERO_TEST
             return _ZERO_TEST if self.n_rounds_ == 1 and self.representation_ == "records" else None
         return self.zero_test
 
@@ -461,28 +637,18 @@ class AdaptiveProjection(BaseSynthesizer):
             if bar is not None:
                 bar.close()
 
-    def _projection(self, weighted_sum, precision, session, rng, projection=None):
-        """The projection onto the inverse-variance averages of the measurements so far."""
-        with np.errstate(divide="ignore", invalid="ignore"):
-            noisy = weighted_sum / precision  # nan where not measured
-            variances = 1.0 / precision  # inf where not measured
-        Q = self.workload_.n_queries_
-        self.measurements_, self.measurement_variances_ = noisy[:Q], variances[:Q]
-        self.one_way_measurements_ = noisy[Q:]
-        noisy = np.nan_to_num(noisy, nan=0.0)
-        if projection is None:
-            one_way = [(a,) for a in range(self.workload_.layout_.n_attributes)]
-            return self._new_projection(noisy, variances, one_way, session, rng)
-        projection.update_targets(noisy, variances)
-        return projection
-
     def _sample_codes(self, n_samples, rng):
+        if self.representation_ == "graphical":
+            return self.graphical_model_.sample(n_samples, rng)
         if self.representation_ == "products":
             return sample_product_mixture(self.component_weights_, self.component_tables_,
                                           n_samples, rng)
         return super()._sample_codes(n_samples, rng)
 
     def _output_description(self):
+        if self.representation_ == "graphical":
+            return (f"a graphical model over {len(self.graphical_model_.marginals)} measured "
+                    "marginals")
         if self.representation_ == "products":
             return f"a mixture of {len(self.component_weights_)} product distributions"
         return super()._output_description()
@@ -498,71 +664,172 @@ class AdaptiveProjection(BaseSynthesizer):
         answers : ndarray of shape (workload_.n_queries_,)
         """
         check_is_fitted(self, "ledger_")
+        if self.representation_ == "graphical":
+            return self.graphical_model_.answers(self.workload_.marginal_set_.marginals)
         if self.representation_ == "products":
             return ProductMixture.answers_of(self.workload_, self.component_weights_,
                                              self.component_tables_)
         return self.workload_.answer_codes(self.records_, self.weights_)
 
-    def _adaptive(self, records, true_answers, rounds, session, noise_rng, select_rng,
-                  project_rng):
-        """Measure every 1-way marginal, then ``rounds - 1`` rounds of select, measure, re-project.
 
-        The first round's share (the whole budget when ``rounds == 0``)
-        measures the 1-way marginal of every column (sensitivity
-        ``sqrt(2 d) / n`` for ``d`` columns), so that columns the later
-        rounds never measure are still spread as the data are
-        (without them a mixture of few records puts each such column on one
-        value). They are projection targets, not workload queries.
-        """
-        workload = self.workload_
-        n = records.shape[0]
+def structural_zeros(noisy, sd, z, max_mass=_ZERO_MAX_MASS):
+    """Cells of a measured marginal that the graphical model fixes at zero.
+
+    A cell whose noisy answer is below ``z`` noise sd cannot be told from
+    an empty cell by a one-sided test at that level. It is fixed at zero
+    (no synthetic row will hold it) only where ``z`` sd is at most
+    ``max_mass``: a real cell wrongly zeroed then holds little mass, while
+    at a thin budget, where small real cells are below ``z`` sd too, the
+    fit keeps them. Reads only noisy answers and their public sd.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> structural_zeros(np.array([0.5, 0.001, 0.499]), 0.001, 2.0).tolist()
+    [False, True, False]
+    >>> structural_zeros(np.array([0.5, 0.001, 0.499]), 0.01, 2.0).tolist()
+    [False, False, False]
+    """
+    noisy = np.asarray(noisy, dtype=float)
+    sd = np.broadcast_to(np.asarray(sd, dtype=float), noisy.shape)
+    return (noisy < z * sd) & (z * sd <= max_mass)
+
+
+@dataclasses.dataclass(frozen=True)
+class _GraphicalResult:
+    model: GraphicalModel
+    objective: float
+    n_iter: int
+    stop_reason: str
+
+
+class _GraphicalFit:
+    """The graphical model as adaptive selection's representation (post-processing only).
+
+    ``refit`` fits it to every measurement so far (warm-started);
+    ``admissible`` lets a round take a marginal only while the junction
+    tree with it stays below ``GRAPHICAL_MAX_CELLS`` times the share of the
+    budget spent (small models first, as AIM does); ``finish`` marks the
+    structural zeros (``zero_test``) and runs the final fit.
+    """
+
+    def __init__(self, sizes, candidates, max_iter):
+        self.sizes = [int(s) for s in sizes]
+        self.candidates = candidates
+        self.max_iter = int(max_iter)
+        self.model = None
+        self.measurements = {}
+
+    def _targets(self):
+        where = {tuple(sorted(self.candidates.marginals[i])): i for i in self.measurements}
+        targets, precisions = [], []
+        for m in self.model.marginals:
+            i = where[m]
+            noisy, variance = self.measurements[i]
+            own = self.candidates.marginals[i]
+            table = np.asarray(noisy).reshape([self.sizes[a] for a in own])
+            table = np.transpose(table, np.argsort(own))  # to the model's sorted order
+            targets.append(table)
+            precisions.append(np.full(table.shape, 1.0 / variance))
+        return targets, precisions
+
+    def refit(self, measurements, max_iter=None):
+        self.measurements = measurements
+        marginals = [self.candidates.marginals[i] for i in measurements]
+        if self.model is None:
+            self.model = GraphicalModel(self.sizes, marginals)
+        else:
+            for m in marginals:
+                self.model.add_marginal(m)
+        targets, precisions = self._targets()
+        self.model.fit(targets, precisions, max_iter=max_iter or self.max_iter)
+
+    def answers(self, indices):
+        return self.model.answers([self.candidates.marginals[i] for i in indices])
+
+    def admissible(self, candidates, progress):
+        limit = GRAPHICAL_MAX_CELLS * progress
+        cliques = [set(c) for c in self.model.cliques]
+        allowed = np.zeros(len(candidates.marginals), dtype=bool)
+        for i, m in enumerate(candidates.marginals):
+            allowed[i] = (any(set(m) <= c for c in cliques)
+                          or junction_tree_size(self.sizes, self.model.marginals + [m]) <= limit)
+        return allowed
+
+    def finish(self, est):
+        if est.zero_test_ is not None:
+            targets, precisions = self._targets()
+            for m, y, w in zip(self.model.marginals, targets, precisions):
+                if len(m) < 2:  # a 1-way zero would remove a value, not a combination
+                    continue
+                zeros = structural_zeros(y, 1.0 / np.sqrt(w), est.zero_test_)
+                if zeros.any() and not zeros.all():
+                    self.model.set_zeros(m, zeros)
+        targets, precisions = self._targets()
+        try:
+            self.model.fit(targets, precisions, max_iter=_GRAPHICAL_ITER_FACTOR * self.max_iter)
+        except FloatingPointError:  # the zeros leave no possible row: fit without them
+            self.model.clear_zeros()
+            self.model.fit(targets, precisions, max_iter=_GRAPHICAL_ITER_FACTOR * self.max_iter)
+        return _GraphicalResult(self.model, self.model.objective_, self.model.n_iter_,
+                                "max_iter" if self.model.n_iter_ >= _GRAPHICAL_ITER_FACTOR
+                                * self.max_iter else "converged")
+
+
+class _ProjectionFit:
+    """Weighted records or a mixture of products as adaptive selection's representation.
+
+    The projection indexes the workload's cells followed by those of every
+    candidate that is not a workload marginal; a candidate not measured yet
+    has infinite variance (it does not count).
+    """
+
+    def __init__(self, est, candidates, session, rng):
+        workload = est.workload_
+        self.est = est
+        own = {tuple(sorted(m)): j for j, m in enumerate(workload.marginal_set_.marginals)}
+        extra = [m for m in candidates.marginals if tuple(sorted(m)) not in own]
         offsets = workload.marginal_offsets_
-        marginal_cells = np.diff(offsets)
-        Q = workload.n_queries_
-        sizes = np.asarray(workload.layout_.block_sizes)
-        # PRIVATE: the true 1-way answers, read only by the Gaussian mechanism below.
-        one_way_true = np.concatenate([
-            np.bincount(records[:, a], minlength=size) / n
-            for a, size in enumerate(sizes)
-        ])
-        precision = np.zeros(Q + len(one_way_true))
-        weighted_sum = np.zeros(Q + len(one_way_true))
-        round_rho = self.rho_ * (1.0 - _BUDGET_MARGIN) / max(rounds, 1)
+        Q = int(offsets[-1])
+        cells = {tuple(sorted(m)): (int(offsets[j]), int(offsets[j + 1]))
+                 for m, j in own.items()}
+        start = Q
+        for m in extra:
+            size = math.prod(int(workload.layout_.block_sizes[a]) for a in m)
+            cells[tuple(sorted(m))] = (start, start + size)
+            start += size
+        self.slices = [slice(*cells[tuple(sorted(m))]) for m in candidates.marginals]
+        self.n_cells = start
+        self.extra = extra
+        self.session, self.rng = session, rng
+        self.projection = None
 
-        sensitivity = math.sqrt(2.0 * len(sizes)) / n
-        sigma = gaussian_sigma(sensitivity, round_rho)
-        self.ledger_.charge("gaussian_mechanism", gaussian_mechanism_rho(sensitivity, sigma))
-        noisy = gaussian_mechanism(one_way_true, sensitivity, sigma, noise_rng)
-        precision[Q:] = 1.0 / sigma**2
-        weighted_sum[Q:] = noisy / sigma**2
-        projection = self._projection(weighted_sum, precision, session, project_rng)
-        self.measured_marginals_ = np.zeros(0, dtype=np.intp)
-        if rounds == 0:
-            return projection
-        self._run_projection(projection, final=False)
+    def _targets(self, measurements):
+        noisy = np.zeros(self.n_cells)
+        variances = np.full(self.n_cells, np.inf)
+        for i, (y, v) in measurements.items():
+            noisy[self.slices[i]] = y
+            variances[self.slices[i]] = v
+        return noisy, variances
 
-        select_epsilon = math.sqrt(8.0 * self.selection_share * round_rho)
-        sensitivity = math.sqrt(2.0) / n
-        sigma = gaussian_sigma(sensitivity, (1.0 - self.selection_share) * round_rho)
-        # Public: the expected L1 noise of measuring a marginal at sigma.
-        expected_noise = math.sqrt(2.0 / math.pi) * sigma * marginal_cells
-        chosen = []
-        for _ in range(rounds - 1):
-            synthetic = projection.answers()[:Q]
-            l1 = np.add.reduceat(np.abs(true_answers - synthetic), offsets[:-1])
-            self.ledger_.charge("exponential_mechanism", exponential_mechanism_rho(select_epsilon))
-            m = exponential_mechanism(l1 - expected_noise, select_epsilon, 2.0 / n, select_rng)
-            cells = slice(offsets[m], offsets[m + 1])
-            self.ledger_.charge("gaussian_mechanism", gaussian_mechanism_rho(sensitivity, sigma))
-            noisy = gaussian_mechanism(true_answers[cells], sensitivity, sigma, noise_rng)
-            precision[cells] += 1.0 / sigma**2
-            weighted_sum[cells] += noisy / sigma**2
-            chosen.append(m)
-            projection = self._projection(weighted_sum, precision, session, project_rng,
-                                          projection)
-            self._run_projection(projection, final=False)
-        self.measured_marginals_ = np.asarray(chosen, dtype=np.intp)
-        return projection
+    def refit(self, measurements):
+        noisy, variances = self._targets(measurements)
+        if self.projection is None:
+            self.projection = self.est._new_projection(noisy, variances, self.extra,
+                                                       self.session, self.rng)
+        else:
+            self.projection.update_targets(noisy, variances)
+        self.est._run_projection(self.projection, final=False)
+
+    def answers(self, indices):
+        answers = self.projection.answers()
+        return np.concatenate([answers[self.slices[i]] for i in indices])
+
+    def admissible(self, candidates, progress):
+        return np.ones(len(candidates.marginals), dtype=bool)
+
+    def finish(self, est):
+        return est._run_projection(self.projection, final=True)
 
 
 def _reporter(bar):

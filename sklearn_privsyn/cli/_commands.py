@@ -299,6 +299,11 @@ def rounds_phrase(estimator):
         return ""
     if rounds == 0:
         return " (1-way marginals only)"
+    selected = getattr(estimator, "n_selection_rounds_", None)
+    if selected is not None:  # AdaptiveProjection's adaptive selection
+        measured = len(getattr(estimator, "marginal_measurements_", ()))
+        return (f" (adaptive selection: {selected} round{'s' if selected != 1 else ''}, "
+                f"{measured} marginals measured)")
     return f" ({rounds} round{'s' if rounds != 1 else ''})"
 
 

@@ -1,0 +1,135 @@
+"""The graphical model of AdaptiveProjection's adaptive selection (sklearn_privsyn.adaptive._graphical)."""
+
+import itertools
+import math
+
+import numpy as np
+import pytest
+from scipy import stats
+
+from sklearn_privsyn.adaptive import GraphicalModel, junction_tree, junction_tree_size
+
+
+def marginal_of(joint, columns):
+    return joint.sum(axis=tuple(i for i in range(joint.ndim) if i not in columns))
+
+
+def joint_of(model):
+    """The model's full joint by brute force: exp(sum of log-potentials), normalised."""
+    sizes = model.sizes
+    total = np.zeros(sizes)
+    for m, theta in zip(model.marginals, model.theta):
+        total = total + np.expand_dims(theta, tuple(i for i in range(len(sizes)) if i not in m))
+    p = np.exp(total - total[np.isfinite(total)].max())
+    return p / p.sum()
+
+
+def random_model(seed, sizes=(3, 4, 2, 5, 3), marginals=((0, 1), (1, 2), (2, 3), (0, 3), (3, 4))):
+    rng = np.random.default_rng(seed)
+    model = GraphicalModel(sizes, marginals)
+    model.theta = [rng.normal(size=t.shape) for t in model.theta]
+    model._beliefs = None
+    return model
+
+
+def running_intersection(cliques, parent):
+    """Every column's cliques form a connected subtree."""
+    for a in set(itertools.chain(*cliques)):
+        holding = {i for i, c in enumerate(cliques) if a in c}
+        tops = [i for i in holding if parent[i] not in holding]
+        if len(tops) != 1:
+            return False
+    return True
+
+
+@pytest.mark.parametrize("seed", range(5))
+def test_junction_tree_covers_every_set_and_has_running_intersection(seed):
+    rng = np.random.default_rng(seed)
+    d = 7
+    sizes = rng.integers(2, 5, size=d).tolist()
+    sets = [tuple(sorted(rng.choice(d, size=rng.integers(1, 4), replace=False))) for _ in range(6)]
+    cliques, parent, order = junction_tree(sizes, sets)
+    assert all(any(set(s) <= set(c) for c in cliques) for s in sets)
+    assert set(itertools.chain(*cliques)) == set(range(d))
+    assert sorted(order) == list(range(len(cliques))) and parent[order[0]] == -1
+    assert running_intersection(cliques, parent)
+    assert junction_tree_size(sizes, sets) == sum(math.prod(sizes[a] for a in c) for c in cliques)
+
+
+@pytest.mark.parametrize("seed", range(3))
+@pytest.mark.parametrize("columns", [(0,), (0, 1), (0, 2), (1, 4), (0, 2, 4), (4, 1), (0, 1, 2, 3, 4)])
+def test_marginals_equal_the_brute_force_joints(seed, columns):
+    model = random_model(seed)
+    joint = joint_of(model)
+    expected = marginal_of(joint, sorted(columns))
+    np.testing.assert_allclose(model.marginal(columns), expected, atol=1e-12)
+    # answers() numbers cells in the marginal's own column order
+    own = np.transpose(expected, np.argsort(np.argsort(columns))) if len(columns) > 1 else expected
+    np.testing.assert_allclose(model.answers([columns]), own.ravel(), atol=1e-12)
+
+
+def test_fit_reproduces_consistent_marginals():
+    rng = np.random.default_rng(0)
+    sizes = [3, 4, 2, 5]
+    joint = rng.dirichlet(np.full(np.prod(sizes), 0.5)).reshape(sizes)
+    marginals = [(0, 1), (1, 2), (2, 3), (0, 3)]
+    model = GraphicalModel(sizes, marginals)
+    targets = [marginal_of(joint, m) for m in marginals]
+    model.fit(targets, [np.full(t.shape, 1e4) for t in targets], max_iter=3000, tol=0)
+    for m, t in zip(marginals, targets):
+        np.testing.assert_allclose(model.marginal(m), t, atol=1e-4)
+
+
+def test_structural_zeros_are_never_sampled_and_the_rest_still_fits():
+    rng = np.random.default_rng(1)
+    sizes = [4, 4, 3]
+    # a deterministic pair (0, 1) and a noisy third column
+    a = rng.integers(4, size=5000)
+    rows = np.column_stack([a, a, (a + rng.integers(2, size=5000)) % 3])
+    marginals = [(0, 1), (1, 2)]
+    targets = [np.histogramdd(rows[:, list(m)], bins=[sizes[i] for i in m],
+                              range=[(0, sizes[i]) for i in m])[0] / len(rows) for m in marginals]
+    noisy = [t + rng.normal(scale=0.01, size=t.shape) for t in targets]
+    model = GraphicalModel(sizes, marginals)
+    model.set_zeros((0, 1), targets[0] == 0)
+    model.fit(noisy, [np.full(t.shape, 1e4) for t in noisy], max_iter=300)
+    sample = model.sample(20000, np.random.default_rng(2))
+    assert np.all(sample[:, 0] == sample[:, 1])
+    np.testing.assert_allclose(model.marginal((1, 2)), targets[1], atol=0.03)
+    model.clear_zeros()
+    assert all(np.all(np.isfinite(t)) for t in model.theta)
+
+
+def test_zeros_that_exclude_every_row_raise():
+    model = GraphicalModel([2], [(0,)])
+    model.set_zeros((0,), np.array([True, True]))
+    with pytest.raises(FloatingPointError, match="no possible row"):
+        model.marginal((0,))
+
+
+@pytest.mark.parametrize("seed", range(2))
+def test_sample_follows_the_model(seed):
+    model = random_model(seed)
+    joint = joint_of(model)
+    n = 40000
+    sample = model.sample(n, np.random.default_rng(seed))
+    counts = np.zeros(joint.shape)
+    np.add.at(counts, tuple(sample.T), 1)
+    for columns in [(0, 1), (1, 3), (2, 4), (0, 4)]:
+        expected = marginal_of(joint, columns).ravel() * n
+        observed = marginal_of(counts, columns).ravel()
+        keep = expected > 5
+        chi2 = np.sum((observed[keep] - expected[keep]) ** 2 / expected[keep])
+        # stratified draws are at most as dispersed as independent ones
+        assert stats.chi2.sf(chi2, keep.sum() - 1) > 1e-3
+
+
+def test_sample_is_reproducible_and_the_systematic_root_counts_are_exact():
+    model = random_model(0, sizes=(3, 2), marginals=((0, 1),))
+    a = model.sample(1000, np.random.default_rng(5))
+    b = model.sample(1000, np.random.default_rng(5))
+    assert np.array_equal(a, b)
+    joint = marginal_of(joint_of(model), (0, 1))
+    counts = np.zeros((3, 2))
+    np.add.at(counts, tuple(a.T), 1)
+    assert np.all(np.abs(counts - 1000 * joint) < 1)  # rounded up or down, never further
