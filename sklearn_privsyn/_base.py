@@ -1,7 +1,8 @@
 """Plumbing shared by every synthesizer: validation, budget, ledger, sampling.
 
 A subclass implements :meth:`BaseSynthesizer._fit_records`, which receives the
-private data in code space and returns weighted synthetic records. Everything
+private data as marginal counts (a count source, ``counts.py``: rows in memory
+or a Dask DataFrame) and returns weighted synthetic records. Everything
 else (turning ``epsilon``/``delta`` into a zCDP budget, the ledger, the
 workload clone, ``sample``) lives here, once.
 """
@@ -18,6 +19,7 @@ from ._random import make_generator
 from ._sampling import allocate_counts
 from ._sklearn_private import HasMethods, Interval, StrOptions, fit_context
 from ._table import as_frame, check_not_empty
+from .counts import DaskCounts, RecordCounts, is_dask_frame, schema
 from .exceptions import SolverWarning
 from .privacy import PrivacyLedger, epsilon_to_rho
 from .solvers import ORACLE_NAMES, get_oracle, open_session
@@ -145,15 +147,8 @@ class BaseSynthesizer(BaseEstimator):
         )
 
     def _fit(self, X, y):
-        frame, was_frame, y_name = self._frame(X, y)
-        n = frame.shape[0]
-        if self.delta is None and n < 2:
-            raise ValueError(
-                f"n_samples={n}: delta=None means 1 / n**2, which is not a valid delta "
-                "for a single row; give delta explicitly."
-            )
-        workload = self._make_workload(frame.shape[1]).fit(frame)
-        records = workload.encode(frame)
+        workload, data, columns, was_frame, y_name = self._count_source(X, y)
+        n = data.n_rows
         delta = self.delta if self.delta is not None else 1.0 / n**2
         rho = epsilon_to_rho(self.epsilon, delta, method=self.conversion)
         rng = make_generator(self.random_state)
@@ -163,7 +158,7 @@ class BaseSynthesizer(BaseEstimator):
         self.rho_ = float(rho)
         self.ledger_ = PrivacyLedger(rho)
         self.solver_stats_ = None
-        fitted = self._fit_records(records, rng)
+        fitted = self._fit_records(data, rng)
         if fitted is not None:  # None: the subclass keeps another representation
             synthetic, weights = fitted
             self.records_ = np.asarray(synthetic, dtype=np.intp)
@@ -174,15 +169,63 @@ class BaseSynthesizer(BaseEstimator):
             if self.ledger_.rho_spent > 0
             else 0.0
         )
-        self.n_features_in_ = frame.shape[1] - (0 if y is None else 1)
+        self.n_features_in_ = len(columns) - (0 if y_name is None else 1)
         if was_frame:
             self.feature_names_in_ = np.asarray(
-                [str(c) for c in frame.columns[: self.n_features_in_]], dtype=object
+                [str(c) for c in columns[: self.n_features_in_]], dtype=object
             )
         self.input_was_frame_ = was_frame
         self.target_name_ = y_name
 
-    def _fit_records(self, records, rng):  # pragma: no cover - abstract
+    def _count_source(self, X, y):
+        """The fitted workload and the private rows as a count source (``counts.py``).
+
+        The rows are read here and, through the count source, only as the
+        counts of marginals. A pandas table (or array) is encoded in memory;
+        a ``dask.dataframe.DataFrame`` is counted partition by partition where
+        it lives (:class:`~sklearn_privsyn.counts.DaskCounts`).
+
+        Returns ``(workload, data, columns, was_frame, y_name)``.
+        """
+        if is_dask_frame(X):
+            return self._dask_count_source(X, y)
+        frame, was_frame, y_name = self._frame(X, y)
+        self._check_rows(frame.shape[0])
+        workload = self._make_workload(frame.shape[1]).fit(frame)
+        data = RecordCounts(workload, workload.encode(frame))
+        return workload, data, list(frame.columns), was_frame, y_name
+
+    def _dask_count_source(self, X, y):
+        if y is not None:
+            raise ValueError(
+                "y cannot be given with a Dask DataFrame X: add it to X as a column."
+            )
+        columns = list(X.columns)
+        if len(set(columns)) != len(columns):
+            raise ValueError("X has duplicate column names.")
+        n = int(X.shape[0].compute())  # public under replace-one neighbours
+        if n == 0:
+            raise ValueError("Found a Dask DataFrame with 0 rows while a minimum of 1 is required.")
+        self._check_rows(n)
+        workload = self._make_workload(len(columns))
+        if not hasattr(workload, "fit_schema"):
+            raise TypeError(
+                f"A Dask DataFrame needs a workload with fit_schema (a QueryWorkload); "
+                f"got {type(workload).__name__}."
+            )
+        workload.fit_schema(schema(X), n)
+        return workload, DaskCounts(workload, X, n), columns, True, None
+
+    def _check_rows(self, n):
+        if self.delta is None and n < 2:
+            raise ValueError(
+                f"n_samples={n}: delta=None means 1 / n**2, which is not a valid delta "
+                "for a single row; give delta explicitly."
+            )
+
+    def _fit_records(self, data, rng):  # pragma: no cover - abstract
+        """Spend the budget on ``data`` (a count source) and return synthetic
+        ``(records, weights)``, or None when the subclass keeps another representation."""
         raise NotImplementedError
 
     def _progress(self, total):

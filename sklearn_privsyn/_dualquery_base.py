@@ -257,10 +257,10 @@ class BaseDualQuery(BaseSynthesizer):
             self.rho_, n, n_candidates, self.samples_per_round, self._learning_rate_scale
         )
 
-    def _fit_records(self, records, rng):
+    def _fit_records(self, data, rng):
         workload = self.workload_
         layout = workload.layout_
-        n = records.shape[0]
+        n = data.n_rows
         n_queries = workload.n_queries_
         s = self.samples_per_round
         eta, max_rounds = self._schedule(n, 2 * n_queries)
@@ -269,7 +269,7 @@ class BaseDualQuery(BaseSynthesizer):
 
         # PRIVATE: true answers; used only inside the MW distribution / acceptance
         # probabilities, which are sampled through accounted mechanisms.
-        true_answers = workload.answer_codes(records)
+        true_answers = data.answers()
         cumulative = np.zeros(n_queries)  # sum_{i<t} (q(D) - q(x^i)) for positive q
 
         history = (

@@ -390,8 +390,8 @@ class DQRS(BaseDualQuery):
             k -= 1
         return k
 
-    def _fit_records(self, records, rng):
-        out = super()._fit_records(records, rng)
+    def _fit_records(self, data, rng):
+        out = super()._fit_records(data, rng)
         self.n_fresh_ = np.array(self._fresh, dtype=np.intp)
         self.gamma_ = np.array(self._gammas, dtype=float)
         del self._fresh, self._gammas

@@ -206,10 +206,10 @@ class _FTPLSynthesizer(BaseSynthesizer):
         return self._default_noise_multiplier * math.sqrt(rounds)
 
     # -- the game -----------------------------------------------------------------
-    def _fit_records(self, records, rng):
+    def _fit_records(self, data, rng):
         workload = self.workload_
         layout = workload.layout_
-        n = records.shape[0]
+        n = data.n_rows
         n_queries = workload.n_queries_
         eps0, rounds = self._schedule(n, 2 * n_queries)
         eta = self._noise_scale(rounds)
@@ -220,7 +220,7 @@ class _FTPLSynthesizer(BaseSynthesizer):
                                    else int(self.samples_per_round))
 
         # PRIVATE: the only read of the data; used solely inside the mechanism below.
-        true_answers = workload.answer_codes(records)
+        true_answers = data.answers()
 
         # Independent streams, so that n_jobs (which changes how solver seeds are
         # drawn) cannot change the noise or the mechanism's draws.

@@ -172,7 +172,7 @@ class MWEM(BaseSynthesizer):
         self.random_state = random_state
         self.verbose = verbose
 
-    def _fit_records(self, records, rng):
+    def _fit_records(self, data, rng):
         workload = self.workload_
         layout = workload.layout_
         sizes = layout.block_sizes
@@ -184,7 +184,7 @@ class MWEM(BaseSynthesizer):
                 f"more than max_domain_size={self.max_domain_size:,}. Use FEM or DualQuery, "
                 "which never materialise the domain, or coarsen the columns."
             )
-        n = records.shape[0]
+        n = data.n_rows
         Q = workload.n_queries_
         T = self.rounds or mwem_default_rounds(n, self.rho_, domain_size, 2 * Q)
         rho_sel, rho_meas = split_budget(
@@ -198,7 +198,7 @@ class MWEM(BaseSynthesizer):
         marginal_index = self._marginal_index(workload)
         # PRIVATE: used only as the score of the exponential mechanism and the
         # value measured by the Gaussian mechanism below.
-        true_answers = workload.answer_codes(records)
+        true_answers = data.answers()
 
         hist = np.full(sizes, 1.0 / domain_size)
         measured = []  # (slices, noisy answer)

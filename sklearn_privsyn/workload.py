@@ -261,15 +261,48 @@ class QueryWorkload(TransformerMixin, BaseEstimator):
         for name in [k for k in vars(self) if k.endswith("_") and not k.startswith("__")]:
             delattr(self, name)
 
-    def _fit(self, X):
+    def fit_schema(self, X, n_rows):
+        """Fit to a table's columns and dtypes alone, for rows that are not in memory.
+
+        ``X`` gives the column names and dtypes (it may have no rows, as a
+        Dask DataFrame's ``_meta``), ``n_rows`` the number of rows (public
+        under replace-one neighbours; ``max_cells="n_rows"`` reads it). No
+        value is read, so every column's domain must be public (``domain``,
+        or ``bounds`` for binned numbers): a column whose domain would be
+        learned from the data is an error naming it. Values are checked when
+        the rows are encoded.
+
+        Parameters
+        ----------
+        X : DataFrame
+            The table's schema: its columns, with their dtypes.
+        n_rows : int
+            The table's number of rows.
+
+        Returns
+        -------
+        self : QueryWorkload
+        """
+        self._validate_params()
+        self._clear_fitted()
+        try:
+            return self._fit(X, n_rows=int(n_rows))
+        except BaseException:
+            self._clear_fitted()
+            raise
+
+    def _fit(self, X, n_rows=None):
         was_frame = isinstance(X, pd.DataFrame)
-        X = self._as_frame(X, fitting=True)
+        schema_only = n_rows is not None
+        X = self._as_frame(X, fitting=True, schema_only=schema_only)
         columns = tuple(X.columns)
         self.n_features_in_ = len(columns)
         if was_frame and all(isinstance(c, str) for c in columns):
             self.feature_names_in_ = np.asarray(columns, dtype=object)
         self.columns_ = columns
 
+        if schema_only:
+            self._check_public_domain(X)
         encoder, learned = TableEncoder.fit(
             X, domain=self.domain, bounds=self.bounds, bins=self.bins,
             missing=self._missable(), clip=self.clip, other=self.other,
@@ -281,11 +314,28 @@ class QueryWorkload(TransformerMixin, BaseEstimator):
         self.bin_edges_ = encoder.bin_edges
         self.layout_ = encoder.layout
 
-        # Validate every value now, so that errors surface at fit time.
-        encoder.encode(X)
+        if not schema_only:
+            # Validate every value now, so that errors surface at fit time.
+            encoder.encode(X)
 
-        self._fit_marginals(n_rows=X.shape[0])
+        self._fit_marginals(n_rows=X.shape[0] if n_rows is None else n_rows)
         return self
+
+    def _check_public_domain(self, X):
+        """Raise naming the columns whose domain would have to be learned from values."""
+        domain, bounds = self.domain or {}, self.bounds or {}
+        edges = self.bins if isinstance(self.bins, dict) else {}
+        unknown = [
+            c for c in X.columns
+            if c not in domain and c not in bounds and np.ndim(edges.get(c, 0)) != 1
+            and not pd.api.types.is_bool_dtype(X[c].dtype)
+        ]
+        if unknown:
+            raise ValueError(
+                f"Columns {unknown} have no public domain: rows that are not in memory "
+                "(a Dask DataFrame) are never read to learn one. Give their values or sizes "
+                "in domain=, or bounds= (and bins=) for numbers."
+            )
 
     def _missable(self):
         """Columns that may be missing: True (every column), False (none) or a list."""
@@ -293,7 +343,14 @@ class QueryWorkload(TransformerMixin, BaseEstimator):
             return self.handle_missing == "category"
         return list(self.handle_missing)
 
-    def _as_frame(self, X, fitting=False):
+    def _as_frame(self, X, fitting=False, schema_only=False):
+        if schema_only:  # a schema (rows not in memory): columns and dtypes, no rows
+            duplicated = X.columns[X.columns.duplicated()].unique().tolist()
+            if duplicated:
+                raise ValueError(f"X has duplicate column names: {duplicated}.")
+            if X.shape[1] == 0:
+                raise ValueError("Found a table with 0 columns while a minimum of 1 is required.")
+            return X
         return frame_with_columns(X, None if fitting else self.columns_, type(self).__name__)
 
     def _fit_marginals(self, n_rows):

@@ -380,7 +380,7 @@ def test_failed_refit_leaves_the_estimator_unfitted(cls, stage):
         other = pd.DataFrame({"p": [0, 1, 2, 0] * 3, "q": [1, 0, 1, 1] * 3})
         est.set_params(workload=QueryWorkload(domain={"p": 3, "q": 2}, k=2))
 
-        def broken(records, rng):
+        def broken(data, rng):
             assert est.workload_.columns_ == ("p", "q")
             raise RuntimeError("failure inside the loop")
 

@@ -53,11 +53,10 @@ class Toy(BaseSynthesizer):
     _parameter_constraints: dict = {**BaseSynthesizer._parameter_constraints,
                                     "n_records": [int]}
 
-    def _fit_records(self, records, rng):
+    def _fit_records(self, data, rng):
         layout = self.workload_.layout_
-        n = len(records)
-        fractions = np.concatenate([np.bincount(records[:, a], minlength=size) / n
-                                    for a, size in enumerate(layout.block_sizes)])
+        n = data.n_rows
+        fractions = data.answers([(a,) for a in range(layout.n_attributes)])
         sensitivity = math.sqrt(2 * layout.n_attributes) / n
         sigma = gaussian_sigma(sensitivity, self.rho_)
         self.ledger_.charge("gaussian_mechanism", self.rho_)

@@ -26,7 +26,6 @@ from ..privacy import (
     gaussian_mechanism_rho,
     gaussian_sigma,
 )
-from ..marginals import MarginalSet
 from ._graphical import GraphicalModel, junction_tree_size
 from ._product_mixture import ProductMixture, sample_product_mixture
 from ._projection import Projection, zeroed_targets
@@ -470,9 +469,9 @@ class AdaptiveProjection(BaseSynthesizer):
         self.random_state = random_state
         self.verbose = verbose
 
-    def _fit_records(self, records, rng):
+    def _fit_records(self, data, rng):
         workload = self.workload_
-        n = records.shape[0]
+        n = data.n_rows
         M = len(workload.marginal_offsets_) - 1
         d = workload.layout_.n_attributes
         rounds = (adaptive_default_rounds(
@@ -495,7 +494,7 @@ class AdaptiveProjection(BaseSynthesizer):
         try:
             if rounds == 1:
                 # PRIVATE: every workload answer, read only by the Gaussian mechanism below.
-                true_answers = workload.answer_codes(records)
+                true_answers = data.answers()
                 sensitivity = math.sqrt(2.0 * M) / n
                 sigma = gaussian_sigma(sensitivity, self.rho_ * (1.0 - _BUDGET_MARGIN))
                 self.ledger_.charge("gaussian_mechanism", gaussian_mechanism_rho(sensitivity, sigma))
@@ -506,9 +505,9 @@ class AdaptiveProjection(BaseSynthesizer):
                 projection = self._new_projection(noisy, sigma**2, (), session, project_rng)
                 result = self._run_projection(projection, final=True)
             elif rounds == 0:
-                result = self._one_way_only(records, noise_rng, session, project_rng)
+                result = self._one_way_only(data, noise_rng, session, project_rng)
             else:
-                result = self._select(records, rounds, noise_rng, session, project_rng)
+                result = self._select(data, rounds, noise_rng, session, project_rng)
         finally:
             if session is not None:
                 session.close()
@@ -526,15 +525,15 @@ class AdaptiveProjection(BaseSynthesizer):
         self.projection_gap_ = result.gap
         return result.records, result.weights
 
-    def _select(self, records, rounds, rng, session, project_rng):
+    def _select(self, data, rounds, rng, session, project_rng):
         """Adaptive selection (:mod:`._selection`): 1-way marginals, then ``rounds`` planned rounds."""
         workload = self.workload_
         layout = workload.layout_
-        n, d = records.shape
+        n, d = data.n_rows, layout.n_attributes
         candidates = candidate_marginals(workload.marginal_set_.marginals, layout.block_sizes)
         # PRIVATE: the true answers of every candidate, read only by the mechanisms
         # inside measure_adaptively; the model below never sees them.
-        truth = MarginalSet(layout, candidates.marginals).answers(records)
+        truth = data.answers(candidates.marginals)
         if self.representation_ == "graphical":
             model = _GraphicalFit(layout.block_sizes, candidates, self.max_iter)
         else:
@@ -549,19 +548,17 @@ class AdaptiveProjection(BaseSynthesizer):
         self.n_selection_rounds_ = len(chosen)
         return model.finish(self)
 
-    def _one_way_only(self, records, rng, session, project_rng):
+    def _one_way_only(self, data, rng, session, project_rng):
         """The whole budget on the 1-way marginals of every column (sensitivity ``sqrt(2 d) / n``).
 
         Returns the final fit's result.
         """
         workload = self.workload_
-        n = records.shape[0]
+        n = data.n_rows
         sizes = np.asarray(workload.layout_.block_sizes)
         Q = workload.n_queries_
         # PRIVATE: the true 1-way answers, read only by the Gaussian mechanism below.
-        one_way_true = np.concatenate([
-            np.bincount(records[:, a], minlength=size) / n for a, size in enumerate(sizes)
-        ])
+        one_way_true = data.answers([(a,) for a in range(len(sizes))])
         sensitivity = math.sqrt(2.0 * len(sizes)) / n
         sigma = gaussian_sigma(sensitivity, self.rho_ * (1.0 - _BUDGET_MARGIN))
         self.ledger_.charge("gaussian_mechanism", gaussian_mechanism_rho(sensitivity, sigma))
