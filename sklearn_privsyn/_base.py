@@ -15,12 +15,14 @@ import pandas as pd
 from sklearn.base import BaseEstimator, clone
 from sklearn.utils.validation import check_is_fitted
 
+from ._coders import BinnedCoder
 from ._random import make_generator
 from ._sampling import allocate_counts
 from ._sklearn_private import HasMethods, Interval, StrOptions, fit_context
 from ._table import as_frame, check_not_empty
 from .counts import DaskCounts, RecordCounts, is_dask_frame, schema
 from .exceptions import SolverWarning
+from .numbers import measure_numbers, plan_numbers, refine_coder
 from .privacy import PrivacyLedger, epsilon_to_rho
 from .solvers import ORACLE_NAMES, get_oracle, open_session
 from .workload import QueryWorkload
@@ -54,6 +56,15 @@ class BaseSynthesizer(BaseEstimator):
         Their probabilities (they sum to one).
     solver_stats_ : SolverStats or None
         Oracle calls, time, time-outs and fallbacks.
+    number_share_ : float
+        Share of ``rho_`` spent measuring the binned numbers finely (point
+        masses, bins of similar mass, the shape inside each bin; see
+        :mod:`sklearn_privsyn.numbers`); 0 when there was none to measure.
+    number_measurements_ : dict
+        Column -> the noisy tree levels and candidate counts measured (a DP
+        output); empty when nothing was measured.
+    synthesis_rho_ : float
+        The budget left for the synthesizer's own mechanisms.
     """
 
     _parameter_constraints: dict = {
@@ -61,6 +72,7 @@ class BaseSynthesizer(BaseEstimator):
         "delta": [Interval(Real, 0, 1, closed="neither"), None],
         "workload": [HasMethods(["fit", "encode", "answer_codes"]), None],
         "conversion": [StrOptions({"cks", "classic"})],
+        "number_share": [StrOptions({"auto"}), Interval(Real, 0, 1, closed="left")],
         "random_state": ["random_state"],
         "verbose": ["verbose"],
     }
@@ -147,8 +159,7 @@ class BaseSynthesizer(BaseEstimator):
         )
 
     def _fit(self, X, y):
-        workload, data, columns, was_frame, y_name = self._count_source(X, y)
-        n = data.n_rows
+        workload, rows, n, columns, was_frame, y_name = self._private_rows(X, y)
         delta = self.delta if self.delta is not None else 1.0 / n**2
         rho = epsilon_to_rho(self.epsilon, delta, method=self.conversion)
         rng = make_generator(self.random_state)
@@ -158,6 +169,9 @@ class BaseSynthesizer(BaseEstimator):
         self.rho_ = float(rho)
         self.ledger_ = PrivacyLedger(rho)
         self.solver_stats_ = None
+        self._fit_numbers(rows, n, rng)
+        data = (DaskCounts(workload, rows, n) if is_dask_frame(rows)
+                else RecordCounts(workload, workload.encode(rows)))
         fitted = self._fit_records(data, rng)
         if fitted is not None:  # None: the subclass keeps another representation
             synthetic, weights = fitted
@@ -177,25 +191,25 @@ class BaseSynthesizer(BaseEstimator):
         self.input_was_frame_ = was_frame
         self.target_name_ = y_name
 
-    def _count_source(self, X, y):
-        """The fitted workload and the private rows as a count source (``counts.py``).
+    def _private_rows(self, X, y):
+        """The fitted workload and the private rows, before anything is counted.
 
-        The rows are read here and, through the count source, only as the
-        counts of marginals. A pandas table (or array) is encoded in memory;
+        The rows are read afterwards only as counts: the numbers' measurement
+        (:meth:`_fit_numbers`) and the count source (``counts.py``) that
+        ``_fit_records`` reads. A pandas table (or array) is encoded in memory;
         a ``dask.dataframe.DataFrame`` is counted partition by partition where
         it lives (:class:`~sklearn_privsyn.counts.DaskCounts`).
 
-        Returns ``(workload, data, columns, was_frame, y_name)``.
+        Returns ``(workload, rows, n_rows, columns, was_frame, y_name)``.
         """
         if is_dask_frame(X):
-            return self._dask_count_source(X, y)
+            return self._dask_rows(X, y)
         frame, was_frame, y_name = self._frame(X, y)
         self._check_rows(frame.shape[0])
         workload = self._make_workload(frame.shape[1]).fit(frame)
-        data = RecordCounts(workload, workload.encode(frame))
-        return workload, data, list(frame.columns), was_frame, y_name
+        return workload, frame, frame.shape[0], list(frame.columns), was_frame, y_name
 
-    def _dask_count_source(self, X, y):
+    def _dask_rows(self, X, y):
         if y is not None:
             raise ValueError(
                 "y cannot be given with a Dask DataFrame X: add it to X as a column."
@@ -214,7 +228,7 @@ class BaseSynthesizer(BaseEstimator):
                 f"got {type(workload).__name__}."
             )
         workload.fit_schema(schema(X), n)
-        return workload, DaskCounts(workload, X, n), columns, True, None
+        return workload, X, n, columns, True, None
 
     def _check_rows(self, n):
         if self.delta is None and n < 2:
@@ -222,6 +236,43 @@ class BaseSynthesizer(BaseEstimator):
                 f"n_samples={n}: delta=None means 1 / n**2, which is not a valid delta "
                 "for a single row; give delta explicitly."
             )
+
+    def _fit_numbers(self, rows, n, rng):
+        """Measure the binned numbers finely with a share of the budget; refine their coders.
+
+        One Gaussian mechanism (:func:`~sklearn_privsyn.numbers.measure_numbers`)
+        over every binned column; its output turns into point masses, bins of
+        similar mass and in-bin shapes (post-processing), which replace the
+        columns' coders in ``workload_`` before the data are encoded. A fit
+        with no binned column draws nothing from ``rng`` and spends nothing.
+        Only a subclass with a ``number_share`` parameter measures numbers, and
+        it plans its own mechanisms with ``synthesis_rho_``, the budget left.
+        """
+        workload = self.workload_
+        coders = [c for c in workload.encoder_.coders
+                  if isinstance(c, BinnedCoder) and c.edges[-1] > c.edges[0]]
+        # a subclass without the parameter plans with rho_ and measures no numbers
+        share = getattr(self, "number_share", 0.0)
+        plan = plan_numbers(coders, n, self.rho_, share, self._measured_marginals(n))
+        self.number_measurements_ = {}
+        if plan is None:
+            self.number_share_ = 0.0
+            self.synthesis_rho_ = self.rho_
+            return
+        (number_rng,) = rng.spawn(1)
+        by_name = {c.name: c for c in coders}
+        noisy = measure_numbers(plan, rows, n, self.ledger_, number_rng)
+        refined = {g.name: refine_coder(by_name[g.name], g, *noisy[g.name], plan.sigma)
+                   for g in plan.grids}
+        workload._replace_coders(refined)
+        self.number_measurements_ = {name: np.concatenate([*levels, candidates])
+                                     for name, (levels, candidates) in noisy.items()}
+        self.number_share_ = plan.share
+        self.synthesis_rho_ = self.ledger_.rho_remaining
+
+    def _measured_marginals(self, n):
+        """How many marginals the budget measures (public; plans the numbers' share)."""
+        return len(self.workload_.marginals_)
 
     def _fit_records(self, data, rng):  # pragma: no cover - abstract
         """Spend the budget on ``data`` (a count source) and return synthetic

@@ -16,7 +16,7 @@ Every kind may reserve one extra code, after the others, for missing values.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, field, replace
 from numbers import Integral, Real
 
 import numpy as np
@@ -274,13 +274,55 @@ def _check_bounds(name, bound):
     return lo, hi
 
 
+def _check_points(name, points, lo, hi, step):
+    """Declared point masses: distinct finite numbers inside the bounds, on the step grid."""
+    try:
+        values = np.asarray(list(points), dtype=float)
+    except (TypeError, ValueError):
+        raise ValueError(
+            f"points[{name!r}] must be a list of numbers; got {points!r}."
+        ) from None
+    if values.ndim != 1 or not np.all(np.isfinite(values)):
+        raise ValueError(f"points[{name!r}] must be a list of finite numbers; got {points!r}.")
+    if len(np.unique(values)) != len(values):
+        raise ValueError(f"points[{name!r}] has duplicates: {points!r}.")
+    if np.any((values < lo) | (values > hi)):
+        raise ValueError(
+            f"points[{name!r}] = {points!r} must lie within the column's bounds "
+            f"[{lo:g}, {hi:g}]."
+        )
+    if step is not None and np.any(np.abs(values / step - np.round(values / step)) > 1e-9):
+        raise ValueError(f"points[{name!r}] = {points!r} must be multiples of its step {step:g}.")
+    return np.sort(values)
+
+
+def _check_step(name, step, integer):
+    if step is None:
+        return 1.0 if integer else None
+    if isinstance(step, (bool, np.bool_)) or not isinstance(step, Real) or not (
+        np.isfinite(step) and step > 0
+    ):
+        raise ValueError(f"steps[{name!r}] must be a positive number; got {step!r}.")
+    if integer and float(step) != round(float(step)):
+        raise ValueError(
+            f"steps[{name!r}] = {step!r} must be a whole number: column {name!r} holds integers."
+        )
+    return float(step)
+
+
 @dataclass
 class BinnedCoder(ColumnCoder):
-    """Numbers cut into bins ``[edges[i], edges[i + 1])`` (the last bin closed).
+    """Numbers cut into bins ``[edges[i], edges[i + 1])`` (the last bin closed), and points.
 
-    Values outside the edges go into the first or last bin when ``clip`` is
-    true, and raise otherwise (infinities always raise). Decoding draws a value
-    uniformly within its bin (a uniform integer of the bin for integer columns).
+    Codes ``0 .. n_bins - 1`` are the bins; codes ``n_bins ..`` are the
+    *points*, exact values with codes of their own (point masses such as a
+    capital gain of 0), which the bins then exclude. Values outside the
+    edges go into the first or last bin when ``clip`` is true, and raise
+    otherwise (infinities always raise). Decoding gives a point its value
+    and draws a value within its bin: from ``sampler`` (an estimated shape,
+    :class:`~sklearn_privsyn.numbers.InBinSampler`) when the fit measured
+    one, else uniformly; on the ``step`` grid (multiples of ``step``; 1 for
+    integer columns) when there is one.
 
     Examples
     --------
@@ -292,27 +334,45 @@ class BinnedCoder(ColumnCoder):
     >>> value = coder.decode(np.array([1]), np.random.default_rng(0))[0]
     >>> bool(50.0 <= value <= 100.0)
     True
+    >>> gain = BinnedCoder("gain", 3, np.dtype(int), edges=np.array([0.0, 50.0, 100.0]),
+    ...                    integer=True, points=np.array([0.0]), step=1.0)
+    >>> gain.encode(pd.Series([0, 1, 75])).tolist()
+    [2, 0, 1]
     """
 
-    edges: np.ndarray | None = None  # length n_values + 1
+    edges: np.ndarray | None = None  # length n_bins + 1
     integer: bool = False  # decode to integers
     clip: bool = True
+    points: np.ndarray = field(default_factory=lambda: np.zeros(0))
+    step: float | None = None
+    equal_width: bool = False  # bins from an int number of bins (may be re-cut privately)
+    sampler: object = None  # InBinSampler or None
+
+    @property
+    def n_bins(self):
+        """Number of bins (the points' codes come after them)."""
+        return len(self.edges) - 1
 
     @classmethod
-    def from_spec(cls, name, series, bound, bin_spec, missing=False, clip=True):
+    def from_spec(cls, name, series, bound, bin_spec, missing=False, clip=True, points=None,
+                  step=None):
         """Return (coder, learned): the bins from ``bounds``/``bins``, or from the data.
 
         ``learned`` is ``"bounds"`` when the range was taken from the data's
         min and max (not covered by any privacy guarantee), else None.
+        ``points`` are declared exact values with codes of their own;
+        ``step`` the spacing of the column's values (1 for integer columns).
         """
         learned = None
         integer = _is_integer_dtype(series.dtype)
+        step = _check_step(name, step, integer)
         if isinstance(bin_spec, (bool, np.bool_)) or not (
             isinstance(bin_spec, Integral) or np.ndim(bin_spec) == 1
         ):
             raise ValueError(
                 f"bins[{name!r}] must be a positive int or a list of bin edges; got {bin_spec!r}."
             )
+        equal_width = isinstance(bin_spec, Integral)
         if isinstance(bin_spec, Integral):
             if bin_spec < 1:
                 raise ValueError(f"bins[{name!r}] = {bin_spec} must be at least 1.")
@@ -347,18 +407,38 @@ class BinnedCoder(ColumnCoder):
                         f"bounds[{name!r}] = {bound!r} disagrees with the first and last "
                         f"edges of bins[{name!r}] ({edges[0]:g}, {edges[-1]:g})."
                     )
-        if integer:
-            lows, highs = _integer_ranges(edges)
+        point_values = (np.zeros(0) if points is None
+                        else _check_points(name, points, edges[0], edges[-1], step))
+        if step is not None and edges[-1] > edges[0]:
+            lows, highs = _integer_ranges(edges / step)
             empty = np.flatnonzero(lows > highs)
             if empty.size:
                 i = int(empty[0])
+                what = "integer column" if integer else "column"
+                value = "integer" if step == 1 else f"multiple of its step {step:g}"
                 raise ValueError(
-                    f"Bin {i} [{edges[i]:g}, {edges[i + 1]:g}) of integer column {name!r} "
-                    "contains no integer; use fewer bins or wider bounds."
+                    f"Bin {i} [{edges[i]:g}, {edges[i + 1]:g}) of {what} {name!r} "
+                    f"contains no {value}; use fewer bins or wider bounds."
                 )
-        coder = cls(name, len(edges) - 1, series.dtype, missing=missing, edges=edges,
-                    integer=integer, clip=clip)
+        coder = cls(name, len(edges) - 1 + len(point_values), series.dtype, missing=missing,
+                    edges=edges, integer=integer, clip=clip, points=point_values, step=step,
+                    equal_width=equal_width)
         return coder, learned
+
+    def with_points(self, points, edges):
+        """A copy with other points and bin edges (and no sampler)."""
+        points = np.asarray(points, dtype=float)
+        return replace(self, n_values=len(edges) - 1 + len(points), edges=np.asarray(edges, float),
+                       points=points, sampler=None)
+
+    def with_sampler(self, sampler):
+        """A copy that draws values inside bins from ``sampler``."""
+        return replace(self, sampler=sampler)
+
+    def bin_of(self, values):
+        """Bin of each (finite) value, clipped into the first or last bin."""
+        codes = np.searchsorted(self.edges, values, side="right") - 1
+        return np.clip(codes, 0, self.n_bins - 1)
 
     def _encode_values(self, series, isna):
         values = _numeric_values(self.name, series, isna)
@@ -370,28 +450,51 @@ class BinnedCoder(ColumnCoder):
                 f"{edges[-1]:g}]: widen the bounds, or set clip=True (the default) to clip "
                 "them into the first or last bin."
             )
-        codes = np.searchsorted(edges, values, side="right") - 1
-        np.clip(codes, 0, self.n_values - 1, out=codes)
+        codes = self.bin_of(values)
+        if len(self.points):
+            clipped = np.clip(values, edges[0], edges[-1])
+            index = np.minimum(np.searchsorted(self.points, clipped), len(self.points) - 1)
+            is_point = (self.points[index] == clipped) & ~isna
+            codes = np.where(is_point, self.n_bins + index, codes)
         return codes
 
     def _decode_values(self, codes, rng):
-        u = rng.random(codes.shape) if isinstance(rng, np.random.Generator) else (
-            rng.random_sample(codes.shape)
-        )
-        if self.integer:
-            lows, highs = _integer_ranges(self.edges)
-            lo, hi = lows[codes], highs[codes]
-            return np.minimum(lo + np.floor(u * (hi - lo + 1)), hi)
-        lo, hi = self.edges[codes], self.edges[codes + 1]
-        values = lo + u * (hi - lo)
-        # keep values of half-open bins strictly below their upper edge
-        last = codes == self.n_values - 1
-        return np.where(last | (values < hi), values, np.nextafter(hi, lo))
+        def uniform(shape):
+            if isinstance(rng, np.random.Generator):
+                return rng.random(shape)
+            return rng.random_sample(shape)
+
+        u = uniform(codes.shape)
+        is_point = codes >= self.n_bins
+        bins = np.where(is_point, 0, codes)
+        if self.sampler is not None:
+            values = self.sampler.sample(bins, u, uniform(codes.shape))
+        elif self.step is not None:
+            values = self._uniform_on_grid(bins, u)
+        else:
+            lo, hi = self.edges[bins], self.edges[bins + 1]
+            values = lo + u * (hi - lo)
+            # keep values of half-open bins strictly below their upper edge
+            last = bins == self.n_bins - 1
+            values = np.where(last | (values < hi), values, np.nextafter(hi, lo))
+        if len(self.points):
+            values = np.where(is_point, self.points[np.where(is_point, codes - self.n_bins, 0)],
+                              values)
+        return values
+
+    def _uniform_on_grid(self, bins, u):
+        """A uniform multiple of ``step`` within each bin (a uniform integer for step 1)."""
+        step = self.step
+        lows, highs = _integer_ranges(self.edges / step)
+        lo, hi = lows[bins], highs[bins]
+        k = np.minimum(lo + np.floor(u * (hi - lo + 1)), hi)
+        return np.round(k * step, 12) if step != 1.0 else k
 
     def _value_names(self):
         e = self.edges
-        return [f"[{e[i]:g}, {e[i + 1]:g}{']' if i == self.n_values - 1 else ')'}"
-                for i in range(self.n_values)]
+        names = [f"[{e[i]:g}, {e[i + 1]:g}{']' if i == self.n_bins - 1 else ')'}"
+                 for i in range(self.n_bins)]
+        return names + [f"={v:g}" for v in self.points]
 
 
 def _bad_domain_spec(name, spec):
@@ -400,7 +503,8 @@ def _bad_domain_spec(name, spec):
     )
 
 
-def make_coder(name, series, *, domain, bounds, bins, default_bins, missing, clip, other=None):
+def make_coder(name, series, *, domain, bounds, bins, default_bins, missing, clip, other=None,
+               points=None, step=None):
     """Build the coder of one column from the public domain, or learn it from the data.
 
     The kind is decided here, in this order: ``domain[name]`` (a list of
@@ -408,7 +512,8 @@ def make_coder(name, series, *, domain, bounds, bins, default_bins, missing, cli
     (binned numbers), a boolean dtype (``[False, True]``), and otherwise the
     column's categories or sorted observed values. ``missing`` reserves a code
     for missing values; ``other`` (only with a list of values) is the listed
-    value that unknown values map to.
+    value that unknown values map to; ``points`` and ``step`` (only for
+    binned numbers) are the column's declared point masses and step.
 
     Returns
     -------
@@ -424,6 +529,14 @@ def make_coder(name, series, *, domain, bounds, bins, default_bins, missing, cli
             f"other[{name!r}] needs the column's values listed in domain[{name!r}]."
         )
     in_bins = name in bins
+    binned = name in bounds or in_bins or (
+        _is_numeric_dtype(dtype) and not _is_integer_dtype(dtype) and name not in domain)
+    for param, value in (("points", points), ("steps", step)):
+        if value is not None and not binned:
+            raise ValueError(
+                f"{param}[{name!r}] applies to binned numbers only, but column {name!r} is "
+                "encoded by its values; give its bounds (and bins) to bin it."
+            )
     if name in domain and (name in bounds or in_bins):
         raise ValueError(
             f"Column {name!r} is in domain and in {'bounds' if name in bounds else 'bins'}; "
@@ -461,7 +574,7 @@ def make_coder(name, series, *, domain, bounds, bins, default_bins, missing, cli
                 "in domain instead."
             )
         return BinnedCoder.from_spec(name, series, bounds.get(name), bins.get(name, default_bins),
-                                     missing, clip)
+                                     missing, clip, points=points, step=step)
 
     if pd.api.types.is_bool_dtype(dtype):
         return CategoryCoder.from_values(name, [False, True], dtype, missing, "dtype"), None

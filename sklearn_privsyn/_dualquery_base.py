@@ -254,7 +254,8 @@ class BaseDualQuery(BaseSynthesizer):
         if self.learning_rate is not None:
             return float(self.learning_rate)
         return default_learning_rate(
-            self.rho_, n, n_candidates, self.samples_per_round, self._learning_rate_scale
+            self.synthesis_rho_, n, n_candidates, self.samples_per_round,
+            self._learning_rate_scale
         )
 
     def _fit_records(self, data, rng):

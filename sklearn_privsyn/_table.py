@@ -167,7 +167,8 @@ class TableEncoder:
     coders: tuple
 
     @classmethod
-    def fit(cls, frame, domain=None, bounds=None, bins=10, missing=(), clip=True, other=None):
+    def fit(cls, frame, domain=None, bounds=None, bins=10, missing=(), clip=True, other=None,
+            points=None, steps=None):
         """Build the coders of ``frame``'s columns from the public domain.
 
         ``missing`` is True (every column gets a missing code) or the columns
@@ -179,12 +180,15 @@ class TableEncoder:
         domain = {} if domain is None else dict(domain)
         bounds = {} if bounds is None else dict(bounds)
         other = {} if other is None else dict(other)
+        points = {} if points is None else dict(points)
+        steps = {} if steps is None else dict(steps)
         per_column_bins = bins if isinstance(bins, dict) else {}
         default_bins = 10 if isinstance(bins, dict) else bins
         columns = list(frame.columns)
         missable = columns if missing is True else list(missing or ())
         for param, spec in (("domain", domain), ("bounds", bounds), ("bins", per_column_bins),
-                            ("handle_missing", missable), ("other", other)):
+                            ("handle_missing", missable), ("other", other),
+                            ("points", points), ("steps", steps)):
             unknown = [c for c in spec if c not in columns]
             if unknown:
                 raise ValueError(
@@ -195,7 +199,8 @@ class TableEncoder:
             coder, what = make_coder(col, frame[col], domain=domain, bounds=bounds,
                                      bins=per_column_bins, default_bins=default_bins,
                                      missing=col in missable, clip=clip,
-                                     other=other.get(col))
+                                     other=other.get(col), points=points.get(col),
+                                     step=steps.get(col))
             coders.append(coder)
             if what is not None:
                 learned[col] = what
@@ -217,6 +222,15 @@ class TableEncoder:
     @property
     def bin_edges(self):
         return {c.name: c.edges for c in self.coders if isinstance(c, BinnedCoder)}
+
+    @property
+    def points(self):
+        return {c.name: c.points for c in self.coders
+                if isinstance(c, BinnedCoder) and len(c.points)}
+
+    def replace_coders(self, coders):
+        """A copy with some coders replaced (``{column: coder}``)."""
+        return type(self)(tuple(coders.get(c.name, c) for c in self.coders))
 
     def encode(self, frame):
         """Records of a table whose columns are in the coders' order."""

@@ -19,7 +19,12 @@ The rules, applied column by column:
   them as a list of values;
 * any other numeric column gets its observed ``[min, max]`` as bounds and
   ``bins`` equal-width bins (fewer for an integer column with fewer than
-  ``bins`` integers in its range, so that every bin holds one);
+  ``bins`` integers in its range, so that every bin holds one); its spikes,
+  values held by at least ``point_share`` of the rows and by twice the
+  share of each neighbouring value (at most half of ``bins``, the most
+  common first), become ``"points"``, exact values with codes of their
+  own, and take the place of as many bins; a float column whose values are
+  all whole numbers gets ``"step": 1``;
 * a column with missing values also gets ``"missing": true`` (and the mark:
   that it has any was read from the data).
 """
@@ -34,7 +39,8 @@ from .exceptions import PrivacyLeakWarning
 # numpy and pandas are imported where used: the command line imports this
 # module for its defaults and must start fast.
 
-__all__ = ["DEFAULT_BINS", "DEFAULT_MAX_CATEGORIES", "MARK", "draft_domain"]
+__all__ = ["DEFAULT_BINS", "DEFAULT_MAX_CATEGORIES", "DEFAULT_POINT_SHARE", "MARK",
+           "draft_domain"]
 
 #: Numbers with at most this many distinct values become a list of values.
 DEFAULT_MAX_CATEGORIES = 20
@@ -42,6 +48,8 @@ DEFAULT_MAX_CATEGORIES = 20
 DEFAULT_BINS = 10
 #: The key that marks an entry read from the data.
 MARK = "read_from_data"
+#: A binned number's value held by at least this share of the rows is drafted as a point.
+DEFAULT_POINT_SHARE = 0.05
 
 
 def _check_count(name, value, low):
@@ -49,7 +57,8 @@ def _check_count(name, value, low):
         raise ValueError(f"{name} must be an int >= {low}; got {value!r}.")
 
 
-def draft_domain(X, *, max_categories=DEFAULT_MAX_CATEGORIES, bins=DEFAULT_BINS):
+def draft_domain(X, *, max_categories=DEFAULT_MAX_CATEGORIES, bins=DEFAULT_BINS,
+                 point_share=DEFAULT_POINT_SHARE):
     """Draft a domain for ``X``, marking what was read from the data.
 
     Parameters
@@ -60,7 +69,11 @@ def draft_domain(X, *, max_categories=DEFAULT_MAX_CATEGORIES, bins=DEFAULT_BINS)
         Numeric columns with at most this many distinct values get a list
         of values; others get bounds and bins.
     bins : int, default=10
-        Equal-width bins of a numeric column with more distinct values.
+        Codes of a numeric column with more distinct values: its points and
+        equal-width bins.
+    point_share : float, default=0.05
+        Values of such a column held by at least this share of the rows
+        become points (at most ``bins // 2``); 1 drafts none.
 
     Returns
     -------
@@ -86,15 +99,15 @@ def draft_domain(X, *, max_categories=DEFAULT_MAX_CATEGORIES, bins=DEFAULT_BINS)
     >>> import warnings
     >>> import pandas as pd
     >>> from sklearn_privsyn.domain_draft import draft_domain
-    >>> X = pd.DataFrame({"colour": ["red", "blue", None], "income": [0, 52e3, 1.5e6],
+    >>> X = pd.DataFrame({"colour": ["red", "blue", None], "income": [0, 0, 1.5e6],
     ...                   "ok": [True, False, True]})
     >>> with warnings.catch_warnings():
     ...     warnings.simplefilter("ignore")
-    ...     draft = draft_domain(X, max_categories=2, bins=4)
+    ...     draft = draft_domain(X, max_categories=1, bins=4, point_share=0.5)
     >>> draft["colour"]
     {'values': ['blue', 'red'], 'missing': True, 'read_from_data': True}
     >>> draft["income"]
-    {'bounds': [0, 1500000], 'bins': 4, 'read_from_data': True}
+    {'bounds': [0, 1500000], 'bins': 3, 'points': [0], 'step': 1, 'read_from_data': True}
     >>> draft["ok"]
     {'values': [False, True]}
     """
@@ -104,9 +117,13 @@ def draft_domain(X, *, max_categories=DEFAULT_MAX_CATEGORIES, bins=DEFAULT_BINS)
         raise TypeError(f"X must be a DataFrame; got {type(X).__name__}.")
     _check_count("max_categories", max_categories, 1)
     _check_count("bins", bins, 1)
+    if isinstance(point_share, bool) or not isinstance(point_share, (int, float)) or not (
+        0 < point_share <= 1
+    ):
+        raise ValueError(f"point_share must be a number in (0, 1]; got {point_share!r}.")
     domain, read = {}, []
     for col in X.columns:
-        entry = _draft_column(col, X[col], max_categories, bins)
+        entry = _draft_column(col, X[col], max_categories, bins, point_share)
         if entry.get(MARK):
             read.append(col)
         domain[col] = entry
@@ -122,15 +139,41 @@ def draft_domain(X, *, max_categories=DEFAULT_MAX_CATEGORIES, bins=DEFAULT_BINS)
     return domain
 
 
-def _draft_column(col, series, max_categories, bins):
-    entry = _draft_values(col, series, max_categories, bins)
+def _draft_column(col, series, max_categories, bins, point_share):
+    entry = _draft_values(col, series, max_categories, bins, point_share)
     if series.isna().any():
         entry = {key: value for key, value in entry.items() if key != MARK}
         entry.update({"missing": True, MARK: True})
     return entry
 
 
-def _draft_values(col, series, max_categories, bins):
+#: A point must hold this many times the share of each neighbouring value.
+SPIKE_RATIO = 2.0
+
+
+def _spikes(values, point_share):
+    """Values held by at least ``point_share`` of the rows and ``SPIKE_RATIO`` times the
+    share of each neighbouring value (the next smaller and larger ones, and the values one
+    below and above for whole numbers), most common first."""
+    import numpy as np
+
+    distinct, counts = np.unique(values, return_counts=True)
+    share = counts / len(values)
+    whole = bool(np.all(distinct == np.round(distinct)))
+    lookup = dict(zip(distinct.tolist(), share.tolist()))
+    found = []
+    for i in np.argsort(-share, kind="stable"):
+        if share[i] < point_share:
+            break
+        neighbours = [share[j] for j in (i - 1, i + 1) if 0 <= j < len(share)]
+        if whole:
+            neighbours += [lookup.get(distinct[i] - 1, 0.0), lookup.get(distinct[i] + 1, 0.0)]
+        if all(share[i] >= SPIKE_RATIO * other for other in neighbours):
+            found.append(distinct[i])
+    return found
+
+
+def _draft_values(col, series, max_categories, bins, point_share):
     import numpy as np
     import pandas as pd
 
@@ -164,8 +207,16 @@ def _draft_values(col, series, max_categories, bins):
         listed = [int(v) if integer else float(v) for v in distinct]
         return {"values": listed, MARK: True}
     lo, hi = float(distinct[0]), float(distinct[-1])
-    n_bins = int(bins)
+    points = sorted(int(v) if integer else float(v)
+                    for v in _spikes(values, point_share)[: int(bins) // 2])
+    n_bins = int(bins) - len(points)
     if integer:
         lo, hi = int(lo), int(hi)
         n_bins = min(n_bins, hi - lo + 1)
-    return {"bounds": [lo, hi], "bins": n_bins, MARK: True}
+    entry = {"bounds": [lo, hi], "bins": n_bins}
+    if points:
+        entry["points"] = points
+    if integer and not pd.api.types.is_integer_dtype(dtype):
+        entry["step"] = 1
+    entry[MARK] = True
+    return entry

@@ -7,7 +7,11 @@ which marginals are enumerated. An entry is
   format), or ``{"size": m}``;
 * a list of values, or ``{"values": [...]}``;
 * ``{"bounds": [lo, hi], "bins": b}``: numbers cut into ``b`` equal-width
-  bins on public bounds (``b`` may be a list of bin edges; default 10).
+  bins on public bounds (``b`` may be a list of bin edges; default 10). Such
+  an entry may add ``"points": [v, ...]``, exact values with codes of their
+  own (point masses, e.g. a capital gain of 0), and ``"step": s``, the
+  spacing of the values (synthetic values are multiples of it; integer
+  columns have step 1). See ``docs/numbers.rst``.
 
 An object entry may also say
 
@@ -47,7 +51,7 @@ __all__ = [
 # An object entry has exactly one of these keys, which sets its kind ...
 _KINDS = ("size", "values", "bounds")
 # ... and may add these (besides MARK and "missing").
-_EXTRA_KEYS = {"size": (), "values": ("other",), "bounds": ("bins",)}
+_EXTRA_KEYS = {"size": (), "values": ("other",), "bounds": ("bins", "points", "step")}
 
 
 def read_domain(path):
@@ -183,7 +187,21 @@ def _check_bounds(where, spec):
         isinstance(n_bins, int) and n_bins < 1
     ):
         raise ValueError(f"{where}: bins must be a positive int or a list of edges; got {n_bins!r}")
-    return (float(lo_hi[0]), float(lo_hi[1])), n_bins
+    step = spec.get("step")
+    if step is not None and (isinstance(step, bool) or not isinstance(step, (int, float))
+                             or not step > 0):
+        raise ValueError(f"{where}: step must be a positive number; got {step!r}")
+    points = spec.get("points")
+    if points is not None:
+        if not isinstance(points, list) or any(
+            isinstance(v, bool) or not isinstance(v, (int, float)) for v in points
+        ):
+            raise ValueError(f"{where}: points must be a list of numbers; got {points!r}")
+        if len(set(points)) != len(points):
+            raise ValueError(f"{where}: the list of points has duplicates")
+        if any(not lo_hi[0] <= v <= lo_hi[1] for v in points):
+            raise ValueError(f"{where}: points must lie within the bounds {lo_hi!r}")
+    return (float(lo_hi[0]), float(lo_hi[1])), n_bins, points, step
 
 
 def parse_domain(raw, source="the domain"):
@@ -201,7 +219,8 @@ def parse_domain(raw, source="the domain"):
     -------
     params : dict
         ``"columns"`` (the entries' order), ``"domain"`` (sizes and lists of
-        values), ``"bounds"`` and ``"bins"`` (binned numbers), ``"missing"``
+        values), ``"bounds"``, ``"bins"``, ``"points"`` and ``"steps"``
+        (binned numbers), ``"missing"``
         (the columns declared missable), ``"other"`` (column -> its catch-all
         value) and ``"read_from_data"`` (the marked columns).
 
@@ -224,8 +243,8 @@ def parse_domain(raw, source="the domain"):
             f"{source} must hold a non-empty JSON object {{column: size, values "
             "or {\"bounds\": [lo, hi], \"bins\": n}}"
         )
-    params = {"columns": list(raw), "domain": {}, "bounds": {}, "bins": {}, "missing": [],
-              "other": {}, "read_from_data": []}
+    params = {"columns": list(raw), "domain": {}, "bounds": {}, "bins": {}, "points": {},
+              "steps": {}, "missing": [], "other": {}, "read_from_data": []}
     for col, spec in raw.items():
         where = f"{source}, column {col!r}"
         if isinstance(spec, bool) or not isinstance(spec, (int, list, dict)):
@@ -254,7 +273,12 @@ def parse_domain(raw, source="the domain"):
                     )
                 params["other"][col] = spec["other"]
         else:
-            params["bounds"][col], params["bins"][col] = _check_bounds(where, spec)
+            bounds, n_bins, points, step = _check_bounds(where, spec)
+            params["bounds"][col], params["bins"][col] = bounds, n_bins
+            if points:
+                params["points"][col] = points
+            if step is not None:
+                params["steps"][col] = step
     return params
 
 
@@ -281,6 +305,8 @@ def workload_kwargs(params):
         "bins": params["bins"] or 10,
         "handle_missing": list(params["missing"]) or "error",
         "other": other or None,
+        "points": dict(params.get("points", {})) or None,
+        "steps": dict(params.get("steps", {})) or None,
     }
 
 
@@ -309,7 +335,8 @@ def workload_params(domain):
     -------
     kwargs : dict
         ``domain``, ``bounds``, ``bins``, ``handle_missing`` (the columns
-        declared ``"missing"``, or ``"error"`` for none) and ``other``. Lists
+        declared ``"missing"``, or ``"error"`` for none), ``other``,
+        ``points`` and ``steps``. Lists
         of values that are not all numbers become text, as the command line
         reads a CSV file.
 

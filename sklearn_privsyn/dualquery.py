@@ -114,6 +114,13 @@ class DualQuery(BaseDualQuery):
         record is a best response either way.
     conversion : {"cks", "classic"}, default="cks"
         zCDP to (epsilon, delta) conversion.
+    number_share : float in [0, 1) or "auto", default="auto"
+        Share of the budget spent measuring the binned numeric columns finely
+        before the workload: point masses, bins of similar mass and the shape
+        of the values inside each bin (:mod:`sklearn_privsyn.numbers`).
+        ``"auto"`` derives it from the workload and the columns; 0 keeps
+        equal-width bins drawn uniformly. Nothing is spent without binned
+        columns.
     random_state : int, RandomState instance or None, default=None
         Controls every random draw.
     verbose : int, default=0
@@ -154,6 +161,7 @@ class DualQuery(BaseDualQuery):
         solver="highs",
         tie_break="history",
         conversion="cks",
+        number_share="auto",
         random_state=None,
         verbose=0,
     ):
@@ -166,6 +174,7 @@ class DualQuery(BaseDualQuery):
         self.solver = solver
         self.tie_break = tie_break
         self.conversion = conversion
+        self.number_share = number_share
         self.random_state = random_state
         self.verbose = verbose
 
@@ -182,10 +191,10 @@ class DualQuery(BaseDualQuery):
             if total == 0:
                 return 1.0, 1
             # largest eta with s eta^2 / (2 n^2) * total <= rho
-            eta = n * math.sqrt(2.0 * self.rho_ / (s * total)) * (1 - 1e-9)
+            eta = n * math.sqrt(2.0 * self.synthesis_rho_ / (s * total)) * (1 - 1e-9)
             return eta, T
         eta = self._learning_rate(n, n_candidates)
-        return eta, dualquery_rounds(self.rho_, eta, s, n)
+        return eta, dualquery_rounds(self.synthesis_rho_, eta, s, n)
 
     def _start_fit(self):
         pass
@@ -308,6 +317,7 @@ class DQRS(BaseDualQuery):
         solver="highs",
         tie_break="history",
         conversion="cks",
+        number_share="auto",
         random_state=None,
         verbose=0,
     ):
@@ -322,6 +332,7 @@ class DQRS(BaseDualQuery):
         self.solver = solver
         self.tie_break = tie_break
         self.conversion = conversion
+        self.number_share = number_share
         self.random_state = random_state
         self.verbose = verbose
 

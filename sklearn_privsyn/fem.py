@@ -153,6 +153,7 @@ class _FTPLSynthesizer(BaseSynthesizer):
         measure_share=0.0,
         solver="hybrid",
         conversion="cks",
+        number_share="auto",
         n_jobs=None,
         random_state=None,
         verbose=0,
@@ -168,6 +169,7 @@ class _FTPLSynthesizer(BaseSynthesizer):
         self.measure_share = measure_share
         self.solver = solver
         self.conversion = conversion
+        self.number_share = number_share
         self.n_jobs = n_jobs
         self.random_state = random_state
         self.verbose = verbose
@@ -181,7 +183,7 @@ class _FTPLSynthesizer(BaseSynthesizer):
         """
         if self.round_epsilon is not None and self.rounds is not None:
             raise ValueError("give at most one of rounds and round_epsilon")
-        budget = self.rho_ * (1.0 - self.measure_share)  # <= rho_: the factor is <= 1
+        budget = self.synthesis_rho_ * (1.0 - self.measure_share)  # <= rho_: the factor is <= 1
         if self.round_epsilon is not None:
             eps0 = float(self.round_epsilon)
             round_rho = exponential_mechanism_rho(eps0)
@@ -390,6 +392,13 @@ class FEM(_FTPLSynthesizer):
         at a quarter of the CPU time (``benchmarks/RESULTS.md``).
     conversion : {"cks", "classic"}, default="cks"
         zCDP to (epsilon, delta) conversion.
+    number_share : float in [0, 1) or "auto", default="auto"
+        Share of the budget spent measuring the binned numeric columns finely
+        before the workload: point masses, bins of similar mass and the shape
+        of the values inside each bin (:mod:`sklearn_privsyn.numbers`).
+        ``"auto"`` derives it from the workload and the columns; 0 keeps
+        equal-width bins drawn uniformly. Nothing is spent without binned
+        columns.
     n_jobs : int, default=None
         Parallel oracle calls within a round, through joblib (so a Dask or Ray
         joblib backend can carry them). Each worker keeps its own oracle

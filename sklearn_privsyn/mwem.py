@@ -108,6 +108,13 @@ class MWEM(BaseSynthesizer):
         Largest number of distinct output records.
     conversion : {"cks", "classic"}, default="cks"
         zCDP to (epsilon, delta) conversion.
+    number_share : float in [0, 1) or "auto", default="auto"
+        Share of the budget spent measuring the binned numeric columns finely
+        before the workload: point masses, bins of similar mass and the shape
+        of the values inside each bin (:mod:`sklearn_privsyn.numbers`).
+        ``"auto"`` derives it from the workload and the columns; 0 keeps
+        equal-width bins drawn uniformly. Nothing is spent without binned
+        columns.
     random_state : int, RandomState instance or None, default=None
         Controls every random draw.
     verbose : int, default=0
@@ -157,6 +164,7 @@ class MWEM(BaseSynthesizer):
         max_domain_size=10_000_000,
         max_output_records=100_000,
         conversion="cks",
+        number_share="auto",
         random_state=None,
         verbose=0,
     ):
@@ -169,6 +177,7 @@ class MWEM(BaseSynthesizer):
         self.max_domain_size = max_domain_size
         self.max_output_records = max_output_records
         self.conversion = conversion
+        self.number_share = number_share
         self.random_state = random_state
         self.verbose = verbose
 
@@ -186,9 +195,9 @@ class MWEM(BaseSynthesizer):
             )
         n = data.n_rows
         Q = workload.n_queries_
-        T = self.rounds or mwem_default_rounds(n, self.rho_, domain_size, 2 * Q)
+        T = self.rounds or mwem_default_rounds(n, self.synthesis_rho_, domain_size, 2 * Q)
         rho_sel, rho_meas = split_budget(
-            self.rho_, [T, T], [self.selection_share, 1.0 - self.selection_share]
+            self.synthesis_rho_, [T, T], [self.selection_share, 1.0 - self.selection_share]
         )
         eps_sel = exponential_mechanism_epsilon(rho_sel)
         sigma = gaussian_sigma(1.0 / n, rho_meas)

@@ -35,6 +35,7 @@ from .metrics import (
     column_kinds,
     fidelity_report,
     impossible_pair_rate,
+    ks_distance,
     pair_tvd,
     train_synthetic_test_real,
     workload_error,
@@ -44,6 +45,8 @@ __all__ = [
     "SECTIONS",
     "column_distributions",
     "columns_figure",
+    "number_summary",
+    "numbers_figure",
     "pair_tvd",
     "pair_tvd_figure",
     "quality_report",
@@ -57,6 +60,7 @@ SECTIONS = {
     "workload": "Workload error",
     "plausibility": "Plausibility of the rows",
     "columns": "Per-column distributions",
+    "numbers": "Numbers: real and synthetic values",
     "pairs": "Pairwise total variation distance",
     "utility": "Train on synthetic, test on real",
 }
@@ -240,8 +244,113 @@ def _plausibility_section(real, synthetic, n_worst):
 
 def _columns_section(workload, real, synthetic):
     figure = columns_figure(column_distributions(workload, real, synthetic))
-    return ("<p>Share of rows with each value (or in each bin) of every column, real beside "
+    return ("<p>Share of rows with each value (or in each bin or point mass of a number; "
+            "the numbers' values are in the next section) of every column, real beside "
             "synthetic.</p>" + _png(figure))
+
+
+def _number_columns(workload, real):
+    """The binned columns of the workload (its numbers), in column order."""
+    edges = getattr(workload, "bin_edges_", {})
+    return [c for c in workload.columns_ if c in edges and len(edges[c]) > 1
+            and pd.api.types.is_numeric_dtype(real[c].dtype)]
+
+
+def _values(frame, col):
+    return pd.to_numeric(frame[col], errors="coerce").to_numpy(dtype=float, na_value=np.nan)
+
+
+def number_summary(real, synthetic, columns, points=None):
+    """Per number: the KS distance of the values and the shares of its point masses.
+
+    Parameters
+    ----------
+    real, synthetic : DataFrame
+    columns : list
+        The numeric columns.
+    points : dict, default=None
+        Column -> exact values whose shares to show (e.g. a workload's
+        ``points_``); the real column's most common value is always shown.
+
+    Returns
+    -------
+    summary : DataFrame
+        One row per column and shown value: ``ks`` (of the column),
+        ``value``, ``real share``, ``synthetic share``, and the real and
+        synthetic ``mean`` and ``median`` of the column.
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> from sklearn_privsyn.report import number_summary
+    >>> real = pd.DataFrame({"gain": [0, 0, 0, 5000]})
+    >>> synthetic = pd.DataFrame({"gain": [0, 1200, 3000, 5000]})
+    >>> number_summary(real, synthetic, ["gain"]).loc[0, ["value", "real share",
+    ...                                                   "synthetic share"]].tolist()
+    [0.0, 0.75, 0.25]
+    """
+    rows = []
+    points = points or {}
+    for col in columns:
+        r, s = _values(real, col), _values(synthetic, col)
+        finite = r[~np.isnan(r)]
+        shown = list(np.asarray(points.get(col, []), dtype=float))
+        if finite.size:
+            values, counts = np.unique(finite, return_counts=True)
+            top = float(values[np.argmax(counts)])
+            if top not in shown:
+                shown.insert(0, top)
+        ks = ks_distance(r, s)
+        for value in shown or [np.nan]:
+            rows.append({"column": str(col), "ks": ks, "value": value,
+                         "real share": float(np.mean(r == value)),
+                         "synthetic share": float(np.mean(s == value)),
+                         "real mean": float(np.nanmean(r)) if finite.size else np.nan,
+                         "synthetic mean": float(np.nanmean(s)) if np.isfinite(s).any()
+                         else np.nan,
+                         "real median": float(np.nanmedian(r)) if finite.size else np.nan,
+                         "synthetic median": float(np.nanmedian(s)) if np.isfinite(s).any()
+                         else np.nan})
+    return pd.DataFrame(rows)
+
+
+def numbers_figure(real, synthetic, columns, ncols=3):
+    """Empirical CDFs of numeric columns, real beside synthetic, KS in the title (a Figure)."""
+    plt = _pyplot()
+    n = len(columns)
+    nrows = -(-n // ncols)
+    fig, axes = plt.subplots(nrows, ncols, figsize=(4 * ncols, 2.8 * nrows), squeeze=False)
+    for ax, col in zip(axes.ravel(), columns):
+        r, s = _values(real, col), _values(synthetic, col)
+        for values, label, colour in ((r, "real", "#4c72b0"), (s, "synthetic", "#dd8452")):
+            values = np.sort(values[~np.isnan(values)])
+            if values.size:
+                ax.step(values, np.arange(1, values.size + 1) / values.size, where="post",
+                        label=label, color=colour, linewidth=1.2)
+        ax.set_title(f"{col}  (KS {ks_distance(r, s):.3f})", fontsize=10)
+        ax.set_ylim(0, 1.02)
+        ax.tick_params(labelsize=7)
+    for ax in axes.ravel()[n:]:
+        ax.set_visible(False)
+    if n:
+        axes.ravel()[0].legend(fontsize=8, loc="lower right")
+        axes.ravel()[0].set_ylabel("share of rows at or below", fontsize=8)
+    fig.tight_layout()
+    return fig
+
+
+def _numbers_section(workload, real, synthetic):
+    columns = _number_columns(workload, real)
+    if not columns:
+        return "<p>The workload bins no numeric column.</p>"
+    summary = number_summary(real, synthetic, columns, getattr(workload, "points_", {}))
+    return ("<p>Every binned number at the resolution of its values, not of its bins: the "
+            "share of rows at or below each value (empirical CDF), real beside synthetic, with "
+            "the Kolmogorov-Smirnov distance (the largest vertical gap). The table shows, per "
+            "number, the real column's most common value and the workload's point masses "
+            "(values with codes of their own) with their real and synthetic shares.</p>"
+            + _png(numbers_figure(real, synthetic, columns))
+            + _table(summary.set_index("column")))
 
 
 def _pairs_section(workload, real, synthetic):
@@ -342,6 +451,7 @@ def quality_report(real, synthetic, *, workload=None, estimator=None, ledger=Non
         "workload": _workload_section(workload, real, synthetic, n_worst),
         "plausibility": _plausibility_section(real, synthetic, n_worst),
         "columns": _columns_section(workload, real, synthetic),
+        "numbers": _numbers_section(workload, real, synthetic),
         "pairs": _pairs_section(workload, real, synthetic),
         "utility": _utility_section(workload, real, synthetic, target, random_state),
     }

@@ -122,6 +122,14 @@ class QueryWorkload(TransformerMixin, BaseEstimator):
         Column -> a value of its ``domain`` list that values outside the list
         are encoded as (a declared catch-all category such as ``"Other"``).
         Columns without one raise ``ValueError`` on values outside their list.
+    points : dict, default=None
+        Binned column -> list of exact values (point masses, e.g. a capital
+        gain of 0) that get codes of their own after the column's bins; the
+        bins then exclude them. Public knowledge, like the bounds. A
+        synthesizer may find more privately (see :doc:`/numbers`).
+    steps : dict, default=None
+        Binned column -> the spacing of its values: decoded values are
+        multiples of it. Integer columns have step 1 unless given.
     random_state : int, RandomState instance or None, default=None
         Seed of the random choice of marginals.
 
@@ -140,6 +148,9 @@ class QueryWorkload(TransformerMixin, BaseEstimator):
         Column -> array of values, for columns encoded by value lists.
     bin_edges_ : dict
         Column -> array of bin edges, for binned numeric columns.
+    points_ : dict
+        Column -> array of its point masses (binned columns that have any);
+        their codes follow the column's bins.
     layout_ : OneHotLayout
         The one-hot layout (one block per column).
     marginals_ : tuple of tuples
@@ -194,6 +205,8 @@ class QueryWorkload(TransformerMixin, BaseEstimator):
         "clip": ["boolean"],
         "handle_missing": [StrOptions({"error", "category"}), list, tuple],
         "other": [dict, None],
+        "points": [dict, None],
+        "steps": [dict, None],
         "random_state": ["random_state"],
     }
 
@@ -210,6 +223,8 @@ class QueryWorkload(TransformerMixin, BaseEstimator):
         clip=True,
         handle_missing="error",
         other=None,
+        points=None,
+        steps=None,
         random_state=None,
     ):
         self.domain = domain
@@ -222,6 +237,8 @@ class QueryWorkload(TransformerMixin, BaseEstimator):
         self.clip = clip
         self.handle_missing = handle_missing
         self.other = other
+        self.points = points
+        self.steps = steps
         self.random_state = random_state
 
     def __sklearn_tags__(self):
@@ -306,13 +323,10 @@ class QueryWorkload(TransformerMixin, BaseEstimator):
         encoder, learned = TableEncoder.fit(
             X, domain=self.domain, bounds=self.bounds, bins=self.bins,
             missing=self._missable(), clip=self.clip, other=self.other,
+            points=self.points, steps=self.steps,
         )
         warn_learned_domain(learned)
-        self.encoder_ = encoder
-        self.domain_sizes_ = encoder.domain_sizes
-        self.categories_ = encoder.categories
-        self.bin_edges_ = encoder.bin_edges
-        self.layout_ = encoder.layout
+        self._set_encoder(encoder)
 
         if not schema_only:
             # Validate every value now, so that errors surface at fit time.
@@ -336,6 +350,32 @@ class QueryWorkload(TransformerMixin, BaseEstimator):
                 "(a Dask DataFrame) are never read to learn one. Give their values or sizes "
                 "in domain=, or bounds= (and bins=) for numbers."
             )
+
+    def _set_encoder(self, encoder):
+        self.encoder_ = encoder
+        self.domain_sizes_ = encoder.domain_sizes
+        self.categories_ = encoder.categories
+        self.bin_edges_ = encoder.bin_edges
+        self.points_ = encoder.points
+        self.layout_ = encoder.layout
+
+    def _replace_coders(self, coders):
+        """Replace some columns' coders of a fitted workload, keeping its marginals.
+
+        The synthesizers call this with binned columns refined by the private
+        measurement of numbers (a DP output, :mod:`sklearn_privsyn.numbers`):
+        the same marginals, re-numbered on the new codes.
+        """
+        check_is_fitted(self)
+        self._set_encoder(self.encoder_.replace_coders(coders))
+        index = {c: a for a, c in enumerate(self.columns_)}
+        chosen = [tuple(index[c] for c in m) for m in self.marginals_]
+        marginal_set = MarginalSet(self.layout_, chosen, names=self.columns_)
+        self.marginal_set_ = marginal_set
+        self.marginal_offsets_ = marginal_set.offsets
+        self.n_queries_ = marginal_set.n_queries
+        self.marginal_of_query_ = marginal_set.marginal_of_query
+        return self
 
     def _missable(self):
         """Columns that may be missing: True (every column), False (none) or a list."""

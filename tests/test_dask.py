@@ -168,3 +168,28 @@ def test_what_the_counting_tasks_carry_pickles():
     marginal_set = pickle.loads(pickle.dumps(wl.marginal_set_))
     np.testing.assert_array_equal(marginal_set.counts(wl.encode(X)),
                                   wl.marginal_set_.counts(wl.encode(X)))
+
+
+@pytest.mark.parametrize("npartitions", [1, 3])
+def test_numbers_measured_on_dask_equal_the_pandas_ones(npartitions):
+    # binned numbers (public bounds, a missable one): the numbers' measurement counts each
+    # partition where it lives; the same noisy measurement, refined coders and sample
+    rng = np.random.default_rng(0)
+    n = 3000
+    X = table(n).assign(
+        gain=np.where(rng.random(n) < 0.7, 0, rng.integers(1, 9000, n)),
+        score=np.where(rng.random(n) < 0.1, np.nan, rng.beta(2, 5, n) * 10))
+    wl = QueryWorkload(domain=DOMAIN, bounds={"gain": (0, 9999), "score": (0, 10)},
+                       handle_missing=["score"], k=2)
+    D = as_dask(X, npartitions)
+    fits = [AdaptiveProjection(epsilon=1.0, workload=wl, number_share=0.2, rounds=1,
+                               max_iter=5, solver="heuristic", random_state=0).fit(data)
+            for data in (D.compute(), D)]  # the same rows, with the dtypes dask gives them
+    assert fits[0].number_share_ == 0.2
+    assert fits[0].ledger_.entries == fits[1].ledger_.entries
+    for col in ("gain", "score"):
+        assert np.array_equal(fits[0].number_measurements_[col],
+                              fits[1].number_measurements_[col])
+        assert np.array_equal(fits[0].workload_.bin_edges_[col], fits[1].workload_.bin_edges_[col])
+    pd.testing.assert_frame_equal(fits[0].sample(500, random_state=1),
+                                  fits[1].sample(500, random_state=1))

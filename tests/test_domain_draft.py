@@ -30,10 +30,21 @@ def _draft(frame, **kwargs):
         ([3, 1, 3, 2], {}, {"values": [1, 2, 3], MARK: True}),
         ([0.5, 1.5, 0.5], {}, {"values": [0.5, 1.5], MARK: True}),
         # an integer column never gets more bins than integers in its range
-        ([0, 1, 2, 3], {"max_categories": 2, "bins": 10},
+        ([0, 1, 2, 3], {"max_categories": 2, "bins": 10, "point_share": 1},
          {"bounds": [0, 3], "bins": 4, MARK: True}),
-        ([0.5, 2.5, 10.0], {"max_categories": 2, "bins": 4},
+        ([0.5, 2.5, 10.0], {"max_categories": 2, "bins": 4, "point_share": 1},
          {"bounds": [0.5, 10.0], "bins": 4, MARK: True}),
+        # common values become points, in the place of bins (at most half of them)
+        ([0, 0, 0, 0, 5, 17, 30, 42], {"max_categories": 2, "bins": 4, "point_share": 0.2},
+         {"bounds": [0, 42], "bins": 3, "points": [0], MARK: True}),
+        ([0, 0, 0, 5, 5, 5, 2, 9], {"max_categories": 2, "bins": 4, "point_share": 0.3},
+         {"bounds": [0, 9], "bins": 2, "points": [0, 5], MARK: True}),
+        # a smooth peak is no spike: 0 and 1 are as common as each other
+        ([0, 0, 0, 1, 1, 1, 5, 9], {"max_categories": 2, "bins": 4, "point_share": 0.3},
+         {"bounds": [0, 9], "bins": 4, MARK: True}),
+        # whole numbers in a float column (missing values): step 1
+        ([0.0, 2.0, 7.0, 11.0, np.nan], {"max_categories": 2, "point_share": 1},
+         {"bounds": [0, 11], "bins": 10, "step": 1, "missing": True, MARK: True}),
         ([True, False], {}, {"values": [False, True]}),
     ],
 )

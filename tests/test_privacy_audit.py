@@ -17,7 +17,8 @@
    instance; DQRS's accept/reject coin (through ``rejection_resample``, the
    code DQRS runs) at its worst case, where a coin run at twice its charged
    rate is caught.
-3. End to end. Fits of FEM, DualQuery, DQRS, MWEM and AdaptiveProjection on
+3. End to end. Fits of FEM, DualQuery, DQRS, MWEM and AdaptiveProjection (and
+   the numbers' measurement every estimator runs on binned columns) on
    two neighbouring tables lower-bound the privacy loss of an event of their
    output by Clopper-Pearson bounds; the bound must stay below the ledger's
    claim, and the same audit must catch the audited step run at twice the
@@ -46,6 +47,7 @@ import sklearn_privsyn.adaptive._selection as selection_module
 import sklearn_privsyn.dualquery as dualquery_module
 import sklearn_privsyn.fem as fem_module
 import sklearn_privsyn.mwem as mwem_module
+import sklearn_privsyn.numbers as numbers_module
 from sklearn_privsyn import DQRS, FEM, MWEM, AdaptiveProjection, DualQuery, QueryWorkload, SepFEM
 from sklearn_privsyn.registry import all_synthesizers
 from neighbours import dqrs_coin_rho_by_brute_force
@@ -56,6 +58,7 @@ from sklearn_privsyn.privacy import (
     exponential_mechanism,
     exponential_mechanism_draws,
     gaussian_mechanism,
+    number_histogram,
     rejection_coins,
     rho_to_epsilon,
     worst_query_mechanism,
@@ -201,6 +204,11 @@ MECHANISMS = {
         "gaussian_mechanism", runs=lambda a, est, n: 1,
         rho=lambda a, est, n: a[1] ** 2 / (2 * a[2] ** 2),
         private=lambda a: np.ravel(a[0]), bound=lambda a, n: a[1], norm=2),
+    # the numbers' tree histograms and exact-value counts (one Gaussian over all columns)
+    number_histogram: Mechanism(
+        "number_histogram", runs=lambda a, est, n: 1,
+        rho=lambda a, est, n: a[1] ** 2 / (2 * a[2] ** 2),
+        private=lambda a: np.ravel(a[0]), bound=lambda a, n: a[1], norm=2),
     exponential_mechanism_draws: Mechanism(
         "exponential_mechanism", runs=lambda a, est, n: a[3],
         rho=lambda a, est, n: _em_rho(a[1]),
@@ -280,7 +288,7 @@ def test_fem_schedule_never_ends_above_the_target(conversion):
         rho = epsilon_to_rho(epsilon, delta, method=conversion)
         for rounds in [None, 1, 2, 3, 7, 10, 49, 100, 354, 1000, 4321]:
             est = FEM(epsilon=epsilon, rounds=rounds)
-            est.rho_ = rho  # what fit sets before planning
+            est.rho_ = est.synthesis_rho_ = rho  # what fit sets before planning
             eps0, T = est._schedule(48842 if rounds is None else 1000, 2 * 458996)
             assert Fraction(exponential_mechanism_rho(eps0)) * T <= Fraction(rho)
             ledger = PrivacyLedger(rho)
@@ -308,8 +316,29 @@ def test_fits_never_spend_above_the_target(name, epsilon, seed):
 NEIGHBOURS = [(0, (2, 0, "y")), (17, (0, 2, "x"))]
 
 
-def audit_ledger(make, monkeypatch):
-    """Fit ``make()`` on the toy data and on two neighbours, recording every mechanism.
+def toy_numbers(n=40, seed=0):
+    """The toy table with binned numbers: a float, an integer with a point mass, a missable one."""
+    rng = np.random.default_rng(seed)
+    X = pd.DataFrame({
+        "a": rng.integers(3, size=n),
+        "x": rng.uniform(0, 10, n),
+        "g": np.where(rng.random(n) < 0.5, 0, rng.integers(0, 5000, n)).astype(np.int64),
+        "h": np.where(rng.random(n) < 0.2, np.nan, rng.integers(1, 40, n)).astype(float),
+    })
+    workload = QueryWorkload(domain={"a": 3}, bounds={"x": (0, 10), "g": (0, 4999), "h": (1, 39)},
+                             bins={"x": 3, "g": 3, "h": 2}, steps={"h": 1},
+                             handle_missing=["h"], k=2)
+    return X, workload
+
+
+# rows changed to neighbours of the toy tables: a number moved across the grid, to a
+# point mass, outside the bounds (clipped), and a missing value that becomes present
+NEIGHBOURS_NUMBERS = [(0, (2, 9.99, 0, 39.0)), (17, (0, 0.0, 4999, np.nan)),
+                      (5, (1, 55.0, 123, 1.0))]
+
+
+def audit_ledger(make, monkeypatch, data=None, neighbours=None):
+    """Fit ``make()`` on the toy data and on its neighbours, recording every mechanism.
 
     Returns ``(expected, totals, worst, same_output)``:
 
@@ -325,7 +354,7 @@ def audit_ledger(make, monkeypatch):
        exactly the first fit's records, weights and ledger, i.e. the data
        reaches the output only through the recorded mechanisms.
     """
-    X, workload = toy()
+    X, workload = (data or toy)()
     n = len(X)
     first = record_mechanisms(monkeypatch)
     est = make(epsilon=1.0, workload=workload, random_state=3).fit(X)
@@ -338,7 +367,7 @@ def audit_ledger(make, monkeypatch):
                 count, total = expected.get(spec.ledger, (0, 0.0))
                 expected[spec.ledger] = (count + runs, total + runs * spec.rho(args, est, n))
     worst, same_output = 0.0, True
-    for row, value in NEIGHBOURS:
+    for row, value in neighbours or NEIGHBOURS:
         again = record_mechanisms(monkeypatch, replay=first)
         other = make(epsilon=1.0, workload=workload, random_state=3).fit(neighbour(X, row, value))
         for func, recorder in again.items():
@@ -356,12 +385,20 @@ def audit_ledger(make, monkeypatch):
 
 
 def fitted_output(est):
-    """The fitted distribution: weighted records, or a mixture of products' weights and tables."""
+    """The fitted distribution (weighted records, or a mixture of products' weights and
+    tables) and how its codes decode: the binned columns' edges, points and in-bin shapes."""
+    coders = []
+    for coder in est.workload_.encoder_.coders:
+        if hasattr(coder, "edges"):
+            coders += [coder.edges, coder.points]
+            if coder.sampler is not None:
+                coders += [coder.sampler.bins, coder.sampler.lo, coder.sampler.hi,
+                           coder.sampler.cumulative]
     if hasattr(est, "records_"):
-        return [est.records_, est.weights_]
+        return [est.records_, est.weights_, *coders]
     if hasattr(est, "graphical_model_"):
-        return list(est.graphical_model_.theta)
-    return [est.component_weights_, *est.component_tables_]
+        return [*est.graphical_model_.theta, *coders]
+    return [est.component_weights_, *est.component_tables_, *coders]
 
 
 @pytest.mark.parametrize("name", list(ESTIMATORS))
@@ -372,6 +409,29 @@ def test_every_data_reading_step_is_charged_and_nothing_else_reads_data(name, mo
         assert totals[mechanism] == (count, pytest.approx(total, rel=1e-9))
     assert worst <= 1 + 1e-12
     assert worst > 0.5  # the neighbours do move the private inputs
+    assert same_output
+
+
+@pytest.mark.parametrize("name", ["FEM", "DualQuery", "MWEM", "AdaptiveProjection",
+                                  "AdaptiveProjection-graphical",
+                                  "AdaptiveProjection-products"])
+def test_the_numbers_measurement_is_charged_and_nothing_else_reads_data(name, monkeypatch):
+    # the same replay on a table of binned numbers: the numbers' measurement is one more
+    # recorded mechanism, its sensitivity holds for every neighbour kind, and the fit's
+    # output, its refined coders included, depends on the data through mechanisms only
+    def make(**kw):  # 40 rows: an explicit share (the default would measure nothing)
+        if name == "MWEM":
+            return MWEM(selection_share=0.3, number_share=0.3,
+                        **{**kw, "workload": kw["workload"].set_params(k=1)})
+        return ESTIMATORS[name](number_share=0.3, **kw)
+
+    expected, totals, worst, same_output = audit_ledger(
+        make, monkeypatch, data=toy_numbers, neighbours=NEIGHBOURS_NUMBERS)
+    assert "number_histogram" in expected and set(totals) == set(expected)
+    for mechanism, (count, total) in expected.items():
+        assert totals[mechanism] == (count, pytest.approx(total, rel=1e-9))
+    assert worst <= 1 + 1e-12
+    assert worst > 0.5
     assert same_output
 
 
@@ -803,6 +863,50 @@ def _adaptive_selection_audit():
                 p_broken=(1 / 2, 1 / (1 + math.exp(2 * CLAIM))))
 
 
+# The numbers' measurement (number_histogram, any estimator; MWEM here, the cheapest fit):
+# one float column x in [0, 1], 2 bins, D ten zeros, D' one of them 1.0. The grid is 8
+# cells (3 levels, the shallowest) with candidates (0 and 1 among them): the changed row
+# leaves the first node of every level and the candidate 0 for the last node and the
+# candidate 1, so the true vectors differ by v with ||v|| the whole L2 sensitivity. The
+# event reads ``number_measurements_`` only: T = <y - f(D), v> / ||v|| > ||v|| / 2, with
+# T ~ N(0 on D, ||v|| on D', sd sigma); at rho = 2 the claim is mu = 2 exactly as in the
+# Gaussian designs above (P(E | D') = Phi(mu / 2), P(E | D) = Phi(-mu / 2)).
+
+
+def _numbers_audit():
+    D = pd.DataFrame({"x": [0.0] * N_AUDIT})
+    D2 = pd.DataFrame({"x": [1.0] + [0.0] * (N_AUDIT - 1)})
+    workload = QueryWorkload(bounds={"x": (0, 1)}, bins={"x": 2}, k=1)
+    share = 0.5
+    epsilon = rho_to_epsilon(GAUSSIAN_RHO / share, 1 / N_AUDIT**2, method="cks")
+    est = MWEM(epsilon=epsilon, workload=workload, rounds=1, number_share=share)
+    # the public grid the fit measures, and the two tables' true vectors on it
+    coder = workload.fit(D).encoder_.coders[0]
+    plan = numbers_module.plan_numbers([coder], N_AUDIT, epsilon_to_rho(
+        epsilon, 1 / N_AUDIT**2, method="cks"), share, 1)
+    (grid,) = plan.grids
+    base = grid.counts(D["x"].to_numpy()) / N_AUDIT
+    v = grid.counts(D2["x"].to_numpy()) / N_AUDIT - base
+    assert np.linalg.norm(v) == pytest.approx(plan.sensitivity)  # the worst case
+    norm = np.linalg.norm(v)
+
+    def event(e):
+        return float((e.number_measurements_["x"] - base) @ v / norm) > norm / 2
+
+    mu = math.sqrt(2 * GAUSSIAN_RHO)
+    return dict(est=est, D=D, D2=D2, more="D2", bound=gaussian_mu_lower_bound, max_alpha=0.01,
+                claim=mu, claim_of=_numbers_claim,
+                broken=(numbers_module, "number_histogram",
+                        noise_scaled_down(math.sqrt(2), number_histogram)),
+                event=event,
+                p_broken=(stats.norm.cdf(mu / math.sqrt(2)), stats.norm.cdf(-mu / math.sqrt(2))))
+
+
+def _numbers_claim(est):
+    (entry,) = [e for e in est.ledger_.entries if e.mechanism == "number_histogram"]
+    return math.sqrt(2 * entry.rho)
+
+
 END_TO_END = {
     "FEM": _fem_audit,
     "DualQuery": lambda: _dual_audit(DualQuery),
@@ -811,6 +915,7 @@ END_TO_END = {
     "AdaptiveProjection": lambda: _adaptive_gaussian_audit(rounds=1),
     "AdaptiveProjection-rounds-measure": lambda: _adaptive_gaussian_audit(rounds=2),
     "AdaptiveProjection-rounds-select": _adaptive_selection_audit,
+    "numbers": _numbers_audit,
 }
 
 
@@ -889,6 +994,19 @@ def understated_gaussian_sensitivity(design, monkeypatch):
             real = getattr(module, name)
             monkeypatch.setattr(module, name,
                                 lambda sensitivity, x, real=real: real(sensitivity / 2, x))
+
+
+def understated_numbers_sensitivity(design, monkeypatch):
+    """The numbers' plan believes the sensitivity is half the true one (rho off by 4)."""
+    real = numbers_module.numbers_sensitivity
+    monkeypatch.setattr(numbers_module, "numbers_sensitivity", lambda g, n: real(g, n) / 2)
+
+
+def test_numbers_audit_catches_a_sensitivity_off_by_two(monkeypatch):
+    honest, broken, trials, claim = end_to_end_audit(
+        "numbers", alpha=0.2, power=0.9, monkeypatch=monkeypatch,
+        breaker=understated_numbers_sensitivity)
+    assert honest <= claim < broken
 
 
 @pytest.mark.parametrize("name", ["AdaptiveProjection", "AdaptiveProjection-rounds-measure"])

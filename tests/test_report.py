@@ -86,8 +86,8 @@ def test_report_is_well_formed_and_holds_every_section(tables):
         assert f"<h2>{heading}</h2>" in page
     assert "&lt;Test &amp; report&gt;" in page  # text is escaped
     assert "not</strong> differentially private" in page
-    # plots are inline PNGs: columns, pairs and the TVD histogram; no external file
-    assert len(checker.images) == 3
+    # plots are inline PNGs: columns, numbers, pairs and the TVD histogram; no external file
+    assert len(checker.images) == 4
     for src in checker.images:
         assert src.startswith("data:image/png;base64,")
         assert base64.b64decode(src.split(",", 1)[1])[:8] == b"\x89PNG\r\n\x1a\n"
@@ -220,3 +220,23 @@ def test_report_command(tmp_path, capsys, tables):
     assert main(["report", str(tmp_path / "real.csv"), str(tmp_path / "syn.csv"), *common,
                  "--target", "nope"]) == 1
     assert "--target 'nope' is not a column" in capsys.readouterr().err
+
+
+def test_the_numbers_section_shows_values_not_bins():
+    # a number that is 0 in 80% of rows: uniform draws inside the first bin hide nothing
+    # at the bins' level, but the values' CDF and the point-mass shares show it
+    from sklearn_privsyn.report import number_summary
+
+    rng = np.random.default_rng(0)
+    real = pd.DataFrame({"gain": np.where(rng.random(400) < 0.8, 0, rng.integers(1, 9000, 400)),
+                         "sex": rng.choice(["F", "M"], 400)})
+    synthetic = real.assign(gain=rng.integers(0, 1000, 400))  # same bin [0, 1000), no zeros
+    wl = QueryWorkload(domain={"sex": ["F", "M"]}, bounds={"gain": (0, 9999)},
+                       bins={"gain": 10}, points={"gain": [0]}, k=2)
+    page = quality_report(real, synthetic, workload=wl)
+    assert 'id="numbers"' in page
+    summary = number_summary(real, synthetic, ["gain"], {"gain": [0]})
+    row = summary.iloc[0]
+    assert row["value"] == 0 and row["real share"] == pytest.approx((real["gain"] == 0).mean())
+    assert row["synthetic share"] < 0.01 and row["ks"] > 0.5
+    assert f"{row['ks']:.3f}" in page or f"{row['ks']:.4g}" in page

@@ -354,6 +354,13 @@ class AdaptiveProjection(BaseSynthesizer):
         The oracle that prices records when the coordinate descent finds none.
     conversion : {"cks", "classic"}, default="cks"
         zCDP to (epsilon, delta) conversion.
+    number_share : float in [0, 1) or "auto", default="auto"
+        Share of the budget spent measuring the binned numeric columns finely
+        before the workload: point masses, bins of similar mass and the shape
+        of the values inside each bin (:mod:`sklearn_privsyn.numbers`).
+        ``"auto"`` derives it from the workload and the columns; 0 keeps
+        equal-width bins drawn uniformly. Nothing is spent without binned
+        columns.
     random_state : int, RandomState instance or None, default=None
         Controls every random draw: noise, selections, pricing starts and
         solver seeds.
@@ -450,6 +457,7 @@ class AdaptiveProjection(BaseSynthesizer):
         n_components=8,
         solver="highs",
         conversion="cks",
+        number_share="auto",
         random_state=None,
         verbose=0,
     ):
@@ -466,20 +474,32 @@ class AdaptiveProjection(BaseSynthesizer):
         self.n_components = n_components
         self.solver = solver
         self.conversion = conversion
+        self.number_share = number_share
         self.random_state = random_state
         self.verbose = verbose
+
+    def _measured_marginals(self, n):
+        # every marginal (rounds 1), the 1-way ones (rounds 0), or those and T selected
+        return self._n_measured(n, self.rho_)[1]
+
+    def _n_measured(self, n, rho):
+        """(rounds, marginals measured) that ``rho`` buys; public quantities only."""
+        workload = self.workload_
+        M = len(workload.marginal_offsets_) - 1
+        d = workload.layout_.n_attributes
+        rounds = (adaptive_default_rounds(
+            n, rho, M, d, workload_redundancy(workload.marginal_set_.marginals),
+            selection_share=self.selection_share) if self.rounds is None else self.rounds)
+        return rounds, (M if rounds == 1 else d + rounds)
 
     def _fit_records(self, data, rng):
         workload = self.workload_
         n = data.n_rows
         M = len(workload.marginal_offsets_) - 1
-        d = workload.layout_.n_attributes
-        rounds = (adaptive_default_rounds(
-            n, self.rho_, M, d, workload_redundancy(workload.marginal_set_.marginals),
-            selection_share=self.selection_share) if self.rounds is None else self.rounds)
+        rounds, _ = self._n_measured(n, self.synthesis_rho_)
         self.n_rounds_ = int(rounds)
         self.representation_ = (
-            adaptive_default_representation(n, self.rho_, M, self.n_rounds_)
+            adaptive_default_representation(n, self.synthesis_rho_, M, self.n_rounds_)
             if self.representation == "auto" else self.representation
         )
         if self.representation_ == "graphical" and rounds == 1:
@@ -496,7 +516,7 @@ class AdaptiveProjection(BaseSynthesizer):
                 # PRIVATE: every workload answer, read only by the Gaussian mechanism below.
                 true_answers = data.answers()
                 sensitivity = math.sqrt(2.0 * M) / n
-                sigma = gaussian_sigma(sensitivity, self.rho_ * (1.0 - _BUDGET_MARGIN))
+                sigma = gaussian_sigma(sensitivity, self.synthesis_rho_ * (1.0 - _BUDGET_MARGIN))
                 self.ledger_.charge("gaussian_mechanism", gaussian_mechanism_rho(sensitivity, sigma))
                 noisy = gaussian_mechanism(true_answers, sensitivity, sigma, noise_rng)
                 self.measured_marginals_ = list(workload.marginal_set_.marginals)
@@ -539,7 +559,8 @@ class AdaptiveProjection(BaseSynthesizer):
         else:
             model = _ProjectionFit(self, candidates, session, project_rng)
         measurements, chosen = measure_adaptively(
-            truth, candidates, n, self.rho_, self.ledger_, rng, model, n_rounds=d + rounds,
+            truth, candidates, n, self.synthesis_rho_, self.ledger_, rng, model,
+            n_rounds=d + rounds,
             selection_share=self.selection_share, margin=_BUDGET_MARGIN)
         del truth
         self.measured_marginals_ = [candidates.marginals[m] for m, _ in chosen]
@@ -560,7 +581,7 @@ class AdaptiveProjection(BaseSynthesizer):
         # PRIVATE: the true 1-way answers, read only by the Gaussian mechanism below.
         one_way_true = data.answers([(a,) for a in range(len(sizes))])
         sensitivity = math.sqrt(2.0 * len(sizes)) / n
-        sigma = gaussian_sigma(sensitivity, self.rho_ * (1.0 - _BUDGET_MARGIN))
+        sigma = gaussian_sigma(sensitivity, self.synthesis_rho_ * (1.0 - _BUDGET_MARGIN))
         self.ledger_.charge("gaussian_mechanism", gaussian_mechanism_rho(sensitivity, sigma))
         noisy = gaussian_mechanism(one_way_true, sensitivity, sigma, rng)
         self.measurements_ = np.full(Q, np.nan)

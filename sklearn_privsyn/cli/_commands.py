@@ -87,7 +87,8 @@ def _draft(source, args, *, quiet=False):
     typed = frame_of(source, as_text=False)
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
-        draft = draft_domain(typed, max_categories=args.max_categories, bins=args.bins)
+        draft = draft_domain(typed, max_categories=args.max_categories, bins=args.bins,
+                             point_share=args.point_share)
     if not quiet:
         _print_warnings(caught)
     return draft
@@ -196,6 +197,7 @@ def cmd_fit(args):
                    if (args.solver or args.time_limit) else None),
         "rounds": args.rounds,
         "samples_per_round": args.samples_per_round,
+        "number_share": args.number_share,
     }
     accepted = cls().get_params()
     given = {k: v for k, v in settings.items() if v is not None}

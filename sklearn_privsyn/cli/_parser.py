@@ -3,7 +3,7 @@
 import argparse
 import math
 
-from ..domain_draft import DEFAULT_BINS, DEFAULT_MAX_CATEGORIES
+from ..domain_draft import DEFAULT_BINS, DEFAULT_MAX_CATEGORIES, DEFAULT_POINT_SHARE
 from ..cell_budget import DEFAULT_CELL_BUDGET
 from ..registry import CLI_ALGORITHMS
 from ..solvers import ORACLE_NAMES
@@ -75,6 +75,25 @@ def _probability(text):
     value = _positive_float(text)
     if value >= 1:
         raise argparse.ArgumentTypeError(f"must be in (0, 1); got {text!r}")
+    return value
+
+
+def _number_share(text):
+    if text == "auto":
+        return "auto"
+    try:
+        value = float(text)
+    except ValueError:
+        value = math.nan
+    if not 0 <= value < 1:
+        raise argparse.ArgumentTypeError(f"must be 'auto' or a number in [0, 1); got {text!r}")
+    return value
+
+
+def _share_of_rows(text):
+    value = _positive_float(text)
+    if value > 1:
+        raise argparse.ArgumentTypeError(f"must be in (0, 1]; got {text!r}")
     return value
 
 
@@ -155,8 +174,13 @@ def _add_draft_options(parser):
     group = parser.add_argument_group(
         "drafting a domain from the data (privsyn domain, --infer-domain; NOT private)")
     group.add_argument("--bins", type=_positive_int, default=DEFAULT_BINS, metavar="B",
-                       help="equal-width bins of a numeric column with many values "
-                            "(default: %(default)s)")
+                       help="codes of a numeric column with many values: its points and "
+                            "equal-width bins (default: %(default)s)")
+    group.add_argument("--point-share", type=_share_of_rows, default=DEFAULT_POINT_SHARE,
+                       metavar="P",
+                       help="values of such a column held by at least this share of the rows, "
+                            "and twice the share of their neighbours, become points, codes of "
+                            "their own (at most B/2; default: %(default)s; 1 drafts none)")
     group.add_argument("--max-categories", type=_positive_int, default=DEFAULT_MAX_CATEGORIES,
                        metavar="M",
                        help="numeric columns with at most M distinct values get a list of "
@@ -220,6 +244,11 @@ def build_parser():
                            "not for mwem")
     algo.add_argument("--time-limit", type=_positive_float, metavar="SECONDS",
                       help="time limit per oracle call (default: none)")
+    algo.add_argument("--number-share", type=_number_share, default=None, metavar="S",
+                      help="share of the budget that measures the binned numbers finely "
+                           "(point masses, bins of similar mass, the shape inside each bin); "
+                           "0 keeps equal-width bins drawn uniformly (default: auto, derived "
+                           "from the workload and the columns; see docs/numbers.rst)")
     algo.add_argument("--ledger", metavar="FILE",
                       help="also write the privacy spent (the ledger) as JSON, for "
                            "privsyn report")

@@ -21,6 +21,7 @@ from ._fidelity import (
     column_kinds,
     fidelity_report,
     impossible_pair_rate,
+    ks_distance,
 )
 from ._utility import MODELS, train_synthetic_test_real
 from ._workload import WorkloadError, synthesizer_error, workload_error
@@ -34,6 +35,7 @@ __all__ = [
     "column_kinds",
     "fidelity_report",
     "impossible_pair_rate",
+    "ks_distance",
     "pair_tvd",
     "synthesizer_error",
     "train_synthetic_test_real",

@@ -31,6 +31,7 @@ __all__ = [
     "column_kinds",
     "fidelity_report",
     "impossible_pair_rate",
+    "ks_distance",
 ]
 
 #: A numeric column with more distinct real values than this is a number (cut
@@ -126,8 +127,19 @@ def _tvd(real_codes, synthetic_codes, size):
     return 0.5 * float(np.abs(p - q).sum())
 
 
-def _ks(a, b):
-    """Kolmogorov-Smirnov distance of two samples (missing values left out)."""
+def ks_distance(a, b):
+    """Kolmogorov-Smirnov distance of two samples of numbers (missing values left out).
+
+    The largest gap between their empirical CDFs; ``nan`` when either has no value.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sklearn_privsyn.metrics import ks_distance
+    >>> round(ks_distance(np.array([0.0, 0.0, 0.0, 5.0]), np.array([0.0, 1.0, 2.0, np.nan])), 4)
+    0.4167
+    """
+    a, b = np.asarray(a, dtype=float), np.asarray(b, dtype=float)
     a, b = np.sort(a[~np.isnan(a)]), np.sort(b[~np.isnan(b)])
     if a.size == 0 or b.size == 0:
         return np.nan
@@ -321,7 +333,7 @@ def fidelity_report(real, synthetic, *, max_categories=DEFAULT_MAX_CATEGORIES, r
     numeric = [c for c in columns if _is_number_dtype(real[c].dtype)]
     values = {c: (_numbers(real, c, "real"), _numbers(synthetic, c, "synthetic"))
               for c in numeric}
-    ks = pd.Series({c: _ks(*values[c]) for c in numeric}, dtype=float)
+    ks = pd.Series({c: ks_distance(*values[c]) for c in numeric}, dtype=float)
     point_mass = pd.DataFrame([_point_mass(*values[c]) for c in numeric], index=numeric,
                               columns=["value", "real", "synthetic"], dtype=float)
     point_mass["difference"] = (point_mass["real"] - point_mass["synthetic"]).abs()

@@ -38,6 +38,7 @@ from ._mechanisms import (
     gaussian_mechanism,
     gaussian_mechanism_rho,
     gaussian_sigma,
+    number_histogram,
     rejection_coins,
     rejection_step_rho,
     worst_query_mechanism,

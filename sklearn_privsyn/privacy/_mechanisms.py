@@ -21,6 +21,7 @@ __all__ = [
     "gaussian_mechanism",
     "gaussian_mechanism_rho",
     "gaussian_sigma",
+    "number_histogram",
     "rejection_coins",
     "rejection_step_rho",
     "worst_query_mechanism",
@@ -302,6 +303,30 @@ def gaussian_mechanism(values, sensitivity, sigma, rng):
     >>> gaussian_mechanism([0.5, 0.25], sensitivity=0.01, sigma=0.1, rng=0).shape
     (2,)
     """
+    return _gaussian_noise(values, sensitivity, sigma, rng)
+
+
+def number_histogram(counts, sensitivity, sigma, rng):
+    """The numbers' measurement: :func:`gaussian_mechanism` under a name of its own.
+
+    Adds i.i.d. ``N(0, sigma**2)`` noise to the tree-histogram and
+    exact-value counts of the binned numeric columns
+    (:func:`sklearn_privsyn.numbers.measure_numbers`), so that the ledger
+    (``"number_histogram"``) and its audit tell this measurement apart from
+    the synthesizers' own. The cost is ``gaussian_mechanism_rho(sensitivity,
+    sigma)`` zCDP when the L2 sensitivity of ``counts`` is at most
+    ``sensitivity``.
+
+    Examples
+    --------
+    >>> from sklearn_privsyn.privacy import number_histogram
+    >>> number_histogram([0.5, 0.25, 0.25], sensitivity=0.02, sigma=0.1, rng=0).shape
+    (3,)
+    """
+    return _gaussian_noise(counts, sensitivity, sigma, rng)
+
+
+def _gaussian_noise(values, sensitivity, sigma, rng):
     check_real(sensitivity, "sensitivity", low=0.0)
     sigma = check_real(sigma, "sigma", low=0.0, low_inclusive=False)
     rng = make_generator(rng, "rng")

@@ -1,0 +1,348 @@
+"""Numbers as users see them: points, bins of similar mass, shapes inside bins.
+
+The privacy of the numbers' measurement (its sensitivity, its charge, the
+replay of every mechanism, the end-to-end audit) is checked in
+tests/test_privacy_audit.py beside the estimators' other mechanisms; here:
+its accounting against formulas computed here, the in-bin sampler's
+distribution, points, types and bounds, determinism and errors.
+"""
+
+import itertools
+import math
+import warnings
+
+import numpy as np
+import pandas as pd
+import pytest
+from scipy import stats
+
+from sklearn_privsyn import FEM, MWEM, AdaptiveProjection, DualQuery, QueryWorkload
+from sklearn_privsyn._coders import BinnedCoder
+from sklearn_privsyn.numbers import (
+    SHARE_MAX,
+    SHARE_MIN,
+    InBinSampler,
+    NumberGrid,
+    default_number_share,
+    numbers_sensitivity,
+    plan_numbers,
+    point_threshold,
+)
+from sklearn_privsyn.privacy import epsilon_to_rho
+
+
+def table(n=2000, seed=0):
+    """A number with a point mass at 0 and a long tail, a spiky integer, a category."""
+    rng = np.random.default_rng(seed)
+    gain = np.where(rng.random(n) < 0.7, 0, np.round(rng.lognormal(8, 1, n)))
+    hours = np.where(rng.random(n) < 0.5, 40, rng.integers(1, 100, n))
+    return pd.DataFrame({
+        "gain": np.minimum(gain, 99999).astype(np.int64),
+        "hours": hours.astype(np.int64),
+        "score": rng.beta(2, 5, n) * 10,
+        "group": rng.choice(["a", "b", "c"], n),
+    })
+
+
+def workload(**kw):
+    return QueryWorkload(domain={"group": ["a", "b", "c"]},
+                         bounds={"gain": (0, 99999), "hours": (1, 99), "score": (0, 10)},
+                         bins={"gain": 6, "hours": 6, "score": 6}, k=2, **kw)
+
+
+def ks(a, b):
+    return stats.ks_2samp(np.asarray(a, float), np.asarray(b, float)).statistic
+
+
+# ------------------------------------------------------------------ accounting
+
+
+def test_sensitivity_is_attained_and_never_exceeded_by_brute_force():
+    # every replace-one change of one row, over a grid of values that covers
+    # the leaves, the candidates and missing values, for two columns at once
+    n = 7
+    grids = [NumberGrid.of("a", 0.0, 10.0, 1.0, 10),          # exact: 11 values, 4 levels
+             NumberGrid.of("b", 0.0, 5000.0, None, 3)]        # cells: 3 levels + candidates
+    rows = [(0.0, 0.0), (3.0, 2500.0), (10.0, 5000.0), (7.0, 1234.5), (np.nan, 100.0),
+            (5.0, np.nan)]
+    base = [(1.0, 10.0)] * (n - 1)
+
+    def vector(last):
+        frame = np.array(base + [last], dtype=float)
+        return np.concatenate([g.counts(v[~np.isnan(v)]) / n
+                               for g, v in zip(grids, frame.T, strict=True)])
+
+    worst = max(np.linalg.norm(vector(x) - vector(y))
+                for x, y in itertools.permutations(rows, 2))
+    claimed = numbers_sensitivity(grids, n)
+    assert claimed == pytest.approx(math.sqrt(2 * (4 + 0) + 2 * (3 + 1)) / n)
+    assert worst <= claimed + 1e-12
+    assert worst == pytest.approx(claimed)
+
+
+@pytest.mark.parametrize("share", [0.1, 0.3, "auto"])
+def test_the_ledger_holds_the_planned_share_and_the_rest_for_the_synthesizer(share):
+    X = table(5000)
+    est = AdaptiveProjection(epsilon=1.0, workload=workload(), rounds=1, max_iter=5,
+                             solver="heuristic", number_share=share, random_state=0).fit(X)
+    entries = {e.mechanism: e for e in est.ledger_.entries}
+    rho = epsilon_to_rho(1.0, 1 / 5000**2)
+    assert est.rho_ == pytest.approx(rho)
+    numbers = entries["number_histogram"]
+    assert numbers.count == 1
+    expected_share = est.number_share_ if share == "auto" else share
+    if share == "auto":  # T / (T + M) within the bounds, T the measured partitions
+        T = sum(_partitions(v) for v in est.number_measurements_.values())
+        M = len(est.workload_.marginals_)
+        assert est.number_share_ == pytest.approx(min(max(T / (T + M), SHARE_MIN), SHARE_MAX))
+    assert numbers.rho == pytest.approx(expected_share * rho, rel=1e-6)
+    assert numbers.rho <= expected_share * rho
+    # the measurement's noise: sigma = Delta / sqrt(2 rho), Delta from the grids' structure
+    assert est.synthesis_rho_ == pytest.approx(rho - numbers.rho, rel=1e-9)
+    gaussian = entries["gaussian_mechanism"]
+    assert gaussian.rho == pytest.approx((1 - expected_share) * rho, rel=1e-6)
+    assert est.ledger_.rho_spent <= est.rho_ and est.epsilon_ <= 1.0
+
+
+def _partitions(vector):
+    """Levels below the root (+1 for a candidate list) of a measured column's vector."""
+    levels = 0
+    while 2 ** (levels + 2) - 1 <= len(vector):
+        levels += 1
+    return levels + (len(vector) > 2 ** (levels + 1) - 1)
+
+
+def test_default_share_formula():
+    assert default_number_share(45, 455) == pytest.approx(45 / 500)
+    assert default_number_share(1, 1000) == SHARE_MIN
+    assert default_number_share(60, 15) == SHARE_MAX
+
+
+def test_the_noise_is_the_gaussian_of_the_planned_cost():
+    X = table(500)
+    wl = workload().fit(X)
+    coders = [c for c in wl.encoder_.coders if isinstance(c, BinnedCoder)]
+    rho = 0.05
+    plan = plan_numbers(coders, 500, rho, 0.2, len(wl.marginals_))
+    squares = sum(2 * (g.levels + (0 if g.exact else 1)) for g in plan.grids)
+    assert plan.sensitivity == pytest.approx(math.sqrt(squares) / 500)
+    assert plan.sigma == pytest.approx(plan.sensitivity / math.sqrt(2 * 0.2 * rho), rel=1e-6)
+    assert plan.rho == pytest.approx(plan.sensitivity**2 / (2 * plan.sigma**2))
+    assert plan.rho <= 0.2 * rho
+    # a grid of cells is as deep as the noise allows: its average node above one sd
+    for g in plan.grids:
+        if not g.exact:
+            assert 2.0**-g.levels >= plan.sigma or g.levels == 3
+
+
+def test_no_binned_column_spends_nothing_and_draws_nothing():
+    rng = np.random.default_rng(0)
+    X = pd.DataFrame({"a": rng.integers(3, size=300), "b": rng.integers(2, size=300)})
+    wl = QueryWorkload(domain={"a": 3, "b": 2}, k=2)
+    fits = [AdaptiveProjection(epsilon=1.0, workload=wl, max_iter=5, solver="heuristic",
+                               rounds=1, representation="records", number_share=s,
+                               random_state=0).fit(X) for s in ("auto", 0.0)]
+    assert [e.mechanism for e in fits[0].ledger_.entries] == ["gaussian_mechanism"]
+    assert fits[0].number_share_ == 0.0 and fits[0].synthesis_rho_ == fits[0].rho_
+    assert np.array_equal(fits[0].records_, fits[1].records_)
+    assert np.array_equal(fits[0].weights_, fits[1].weights_)
+
+
+def test_share_zero_keeps_equal_width_bins_and_uniform_draws():
+    X = table(500)
+    est = AdaptiveProjection(epsilon=1.0, workload=workload(), max_iter=5, solver="heuristic",
+                             number_share=0, random_state=0).fit(X)
+    assert "number_histogram" not in {e.mechanism for e in est.ledger_.entries}
+    assert np.allclose(est.workload_.bin_edges_["score"], np.linspace(0, 10, 7))
+    assert est.workload_.points_ == {}
+
+
+# ------------------------------------------------------------------ the sampler
+
+
+def test_in_bin_sampler_draws_pieces_by_mass_and_uniformly_within():
+    # bin 0: a single value 1.0 (mass 1) and [2, 4) (mass 3); bin 1: [5, 6) only
+    sampler = InBinSampler.from_pieces([0, 0, 1], [1.0, 2.0, 5.0], [1.0, 4.0, 6.0],
+                                       [1.0, 3.0, 2.0], step=None, top=6.0)
+    rng = np.random.default_rng(0)
+    N = 40_000
+    codes = np.zeros(N, dtype=np.intp)
+    values = sampler.sample(codes, rng.random(N), rng.random(N))
+    point = values == 1.0
+    # P(piece) by a binomial test, the interval's values uniform by KS
+    assert stats.binomtest(int(point.sum()), N, 0.25).pvalue > 1e-3
+    inside = values[~point]
+    assert np.all((inside >= 2.0) & (inside < 4.0))
+    assert stats.kstest(inside, stats.uniform(2, 2).cdf).pvalue > 1e-3
+    other = sampler.sample(np.ones(1000, np.intp), rng.random(1000), rng.random(1000))
+    assert np.all((other >= 5.0) & (other < 6.0))
+
+
+def test_in_bin_sampler_on_a_step_grid_is_uniform_over_the_grid_values():
+    # [0, 10) and the closing piece [10, 20] on the grid of multiples of 2.5
+    sampler = InBinSampler.from_pieces([0, 0], [0.0, 10.0], [10.0, 20.0], [1.0, 1.0],
+                                       step=2.5, top=20.0)
+    rng = np.random.default_rng(1)
+    N = 50_000
+    values = sampler.sample(np.zeros(N, np.intp), rng.random(N), rng.random(N))
+    grid = np.arange(0, 20.01, 2.5)
+    counts = np.array([(values == v).sum() for v in grid])
+    assert counts.sum() == N  # only grid values
+    expected = np.r_[np.full(4, N / 2 / 4), np.full(5, N / 2 / 5)]
+    assert stats.chisquare(counts, expected).pvalue > 1e-3
+
+
+def test_in_bin_shape_follows_the_data_not_the_bin():
+    # a bin of [0, 10) whose values sit in [0, 1): without the shape they spread over the bin
+    rng = np.random.default_rng(0)
+    X = pd.DataFrame({"x": np.r_[rng.uniform(0, 1, 3000), rng.uniform(9, 10, 1000)]})
+    wl = QueryWorkload(bounds={"x": (0, 10)}, bins={"x": 2}, k=1)
+    fits = {s: AdaptiveProjection(epsilon=5.0, workload=wl, max_iter=20, solver="heuristic",
+                                  number_share=s, random_state=0).fit(X) for s in (0.0, 0.3)}
+    flat, shaped = (fits[s].sample(4000, random_state=1)["x"] for s in (0.0, 0.3))
+    assert ks(X["x"], flat) > 0.3
+    assert ks(X["x"], shaped) < 0.05
+
+
+# ------------------------------------------------------------------ points, types, bounds
+
+
+def test_points_are_found_privately_and_keep_their_share():
+    X = table(4000)
+    est = AdaptiveProjection(epsilon=2.0, workload=workload(), max_iter=30, solver="heuristic",
+                             random_state=0).fit(X)
+    points = est.workload_.points_
+    assert 0 in points["gain"] and 40 in points["hours"]
+    assert "score" not in points  # a continuous number has no point mass
+    S = est.sample(len(X), random_state=0)
+    for col, value in (("gain", 0), ("hours", 40)):
+        assert abs((S[col] == value).mean() - (X[col] == value).mean()) < 0.03
+    # codes stay within the column's planned count: points took the place of bins
+    for col in ("gain", "hours", "score"):
+        assert est.workload_.domain_sizes_[col] <= 6
+
+
+def test_declared_points_are_codes_of_their_own_without_any_budget():
+    X = table(1000)
+    wl = workload(points={"gain": [0]}).fit(X)
+    codes = wl.encode(X)[:, list(wl.columns_).index("gain")]
+    assert wl.domain_sizes_["gain"] == 7 and wl.points_["gain"].tolist() == [0.0]
+    assert np.array_equal(codes == 6, X["gain"].to_numpy() == 0)
+    assert wl.get_feature_names_out()[6] == "gain_=0"
+    est = AdaptiveProjection(epsilon=1.0, workload=workload(points={"gain": [0]}), max_iter=5,
+                             solver="heuristic", number_share=0, random_state=0).fit(X)
+    S = est.sample(2000, random_state=0)
+    assert abs((S["gain"] == 0).mean() - 0.7) < 0.06
+
+
+@pytest.mark.parametrize("cls", [AdaptiveProjection, FEM, DualQuery, MWEM])
+def test_types_and_bounds_hold_for_every_estimator(cls):
+    X = table(600)
+    X["maybe"] = np.where(np.arange(600) % 7 == 0, np.nan, np.arange(600) % 50).astype(float)
+    wl = workload(steps={"maybe": 1}, handle_missing=["maybe"]).set_params(
+        bounds={"gain": (0, 99999), "hours": (1, 99), "score": (0, 10), "maybe": (0, 49)},
+        bins={"gain": 6, "hours": 6, "score": 6, "maybe": 4})
+    params = dict(epsilon=2.0, workload=wl, number_share=0.2, random_state=0)
+    if cls is MWEM:
+        wl.set_params(marginals=[("gain",), ("hours",), ("score",), ("maybe",), ("group",)],
+                      k=1)
+    elif cls is not AdaptiveProjection:
+        params.update(solver="heuristic", rounds=5)
+    else:
+        params.update(solver="heuristic", max_iter=5)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        est = cls(**params).fit(X)
+    S = est.sample(3000, random_state=0)
+    assert list(S.dtypes) == [np.dtype("int64"), np.dtype("int64"), np.dtype(float),
+                              S.dtypes["group"], np.dtype(float)]
+    assert S["gain"].between(0, 99999).all() and S["hours"].between(1, 99).all()
+    assert S["score"].between(0, 10).all()
+    present = S["maybe"].dropna()
+    assert present.between(0, 49).all() and (present == present.round()).all()
+    assert est.number_share_ > 0
+
+
+def test_a_float_column_with_a_step_decodes_to_multiples_of_it():
+    rng = np.random.default_rng(0)
+    X = pd.DataFrame({"price": rng.integers(0, 400, 2000) * 0.25})
+    wl = QueryWorkload(bounds={"price": (0, 100)}, bins={"price": 5}, steps={"price": 0.25}, k=1)
+    for share in (0.0, 0.2):
+        est = AdaptiveProjection(epsilon=1.0, workload=wl, max_iter=5, solver="heuristic",
+                                 number_share=share, random_state=0).fit(X)
+        S = est.sample(2000, random_state=0)["price"]
+        assert np.allclose(S * 4, np.round(S * 4)) and S.between(0, 100).all()
+
+
+def test_values_outside_the_bounds_are_clipped_into_the_measurement():
+    rng = np.random.default_rng(0)
+    X = pd.DataFrame({"x": np.r_[rng.uniform(0, 10, 900), np.full(100, 50.0)]})
+    wl = QueryWorkload(bounds={"x": (0, 10)}, bins={"x": 4}, k=1)
+    est = AdaptiveProjection(epsilon=5.0, workload=wl, max_iter=10, solver="heuristic",
+                             random_state=0).fit(X)
+    S = est.sample(2000, random_state=0)["x"]
+    assert S.between(0, 10).all()
+    assert 10.0 in est.workload_.points_.get("x", [])  # the clipped mass sits at the bound
+
+
+def test_point_threshold_controls_false_points_on_a_flat_column():
+    # with no point mass, a column's candidates clear the threshold rarely
+    assert point_threshold(0.001, 100) == pytest.approx(
+        max(0.01, stats.norm.isf(0.01 / 100) * 0.001))
+    rng = np.random.default_rng(0)
+    found = 0
+    for seed in range(20):
+        X = pd.DataFrame({"x": rng.integers(0, 1000, 20_000)})
+        wl = QueryWorkload(bounds={"x": (0, 999)}, bins={"x": 8}, k=1)
+        est = AdaptiveProjection(epsilon=1.0, workload=wl, rounds=0, random_state=seed).fit(X)
+        found += len(est.workload_.points_.get("x", []))
+    assert found <= 2
+
+
+# ------------------------------------------------------------------ determinism, errors
+
+
+def test_fits_are_deterministic_under_random_state():
+    X = table(800)
+    make = lambda seed: AdaptiveProjection(epsilon=1.0, workload=workload(), max_iter=5,  # noqa
+                                           solver="heuristic", number_share=0.2,
+                                           random_state=seed)
+    a, b, c = make(0).fit(X), make(0).fit(X), make(1).fit(X)
+    for col in ("gain", "hours", "score"):
+        assert np.array_equal(a.number_measurements_[col], b.number_measurements_[col])
+        assert not np.array_equal(a.number_measurements_[col], c.number_measurements_[col])
+    pd.testing.assert_frame_equal(a.sample(500, random_state=3), b.sample(500, random_state=3))
+
+
+@pytest.mark.parametrize("params, message", [
+    ({"points": {"gain": [-5]}}, r"points\['gain'\].*within the column's bounds"),
+    ({"points": {"gain": [0, 0]}}, r"points\['gain'\] has duplicates"),
+    ({"points": {"gain": ["zero"]}}, r"points\['gain'\] must be a list of numbers"),
+    ({"points": {"group": [0]}}, r"points\['group'\] applies to binned numbers only"),
+    ({"points": {"nope": [0]}}, r"points names columns not in X"),
+    ({"steps": {"gain": 0.5}}, r"steps\['gain'\].*must be a whole number"),
+    ({"steps": {"score": -1}}, r"steps\['score'\] must be a positive number"),
+    ({"steps": {"score": 4}}, r"Bin 1 .* of column 'score' contains no multiple of its step 4"),
+])
+def test_bad_points_and_steps_name_the_column(params, message):
+    with pytest.raises(ValueError, match=message):
+        workload(**params).fit(table(50))
+
+
+def test_number_share_is_validated():
+    with pytest.raises(ValueError, match="number_share"):
+        AdaptiveProjection(number_share=1.0).fit(table(50))
+
+
+def test_the_default_measures_nothing_where_the_noise_would_drown_it():
+    # 300 rows at epsilon 1: the tree's noise sd would be far above NOISE_MAX
+    from sklearn_privsyn.numbers import NOISE_MAX
+
+    X = table(300)
+    est = AdaptiveProjection(epsilon=1.0, workload=workload(), max_iter=5, solver="heuristic",
+                             random_state=0).fit(X)
+    assert est.number_share_ == 0.0 and est.synthesis_rho_ == est.rho_
+    wl = workload().fit(X)
+    coders = [c for c in wl.encoder_.coders if isinstance(c, BinnedCoder)]
+    forced = plan_numbers(coders, 300, est.rho_, 0.25, len(wl.marginals_))
+    assert forced.sigma > NOISE_MAX
