@@ -124,7 +124,7 @@ def test_the_rows_measures_are_those_of_the_sampled_rows(tmp_path):
 
 def test_a_csv_table_is_read_by_the_domain_file_beside_it(tmp_path):
     rng = np.random.default_rng(0)
-    n = 400
+    n = 4000  # enough rows for the synthesizer to measure the numbers and re-cut their bins
     table = pd.DataFrame({
         "city": rng.choice(["Paris", "Rome", "Oslo"], n),
         "age": rng.integers(18, 90, n),
@@ -150,6 +150,15 @@ def test_a_csv_table_is_read_by_the_domain_file_beside_it(tmp_path):
                                                                   "sample_max_error"]
     assert rows.loc["nodomain.csv", "status"] == "error"
     assert "privsyn domain" in rows.loc["nodomain.csv", "error"]
+    # the fitted workload answers on re-cut bins; the row's error is measured on them
+    from sklearn_privsyn import AdaptiveProjection
+    from sklearn_privsyn.domain_file import workload_params
+
+    frame, kwargs = benchmark.load_dataset("people", table={"path": str(tmp_path / "people.csv")})
+    drawn = QueryWorkload(**kwargs, k=2, n_marginals=4, max_cells=n, random_state=0).fit(frame)
+    est = AdaptiveProjection(epsilon=1.0, workload=drawn, random_state=0).fit(frame)
+    assert est.workload_.n_queries_ != drawn.n_queries_
+    assert kwargs == workload_params(str(tmp_path / "people-domain.json"))
 
 
 def test_a_development_table_is_read_as_its_csv_and_drafted_domain(tmp_path):

@@ -40,11 +40,13 @@ def synthetic_rows(spec, estimator, n_rows):
     return getattr(estimator, "sample_", None)
 
 
-def quality_metrics(spec, workload, frame, estimator, answer_error):
+def quality_metrics(spec, workload, frame, estimator, answer_error, answered=None):
     """The ``QUALITY_COLUMNS`` and ``FIDELITY_COLUMNS`` of one fitted run, and notes.
 
     ``answer_error`` is the absolute error of the estimator's answers on every
-    cell. Train-on-synthetic accuracy is measured on a held-out 30% of the
+    cell of ``answered`` (its fitted workload, default ``workload``: a
+    synthesizer may re-cut the bins of numbers); the rows are measured on
+    ``workload``, the same cells for every algorithm of the grid. Train-on-synthetic accuracy is measured on a held-out 30% of the
     real rows (split with seed 0); the synthesizer was fitted on all rows,
     so those rows also shaped the synthetic data (``tstr = false`` in the
     grid skips it). A measure that fails (a
@@ -63,7 +65,7 @@ def quality_metrics(spec, workload, frame, estimator, answer_error):
         workload_error,
     )
 
-    offsets = workload.marginal_offsets_[:-1]
+    offsets = (workload if answered is None else answered).marginal_offsets_[:-1]
     metrics = {"mean_tvd": float(np.mean(0.5 * np.add.reduceat(answer_error, offsets)))}
     notes = []
     synthetic = synthetic_rows(spec, estimator, len(frame))
