@@ -339,8 +339,9 @@ def test_measurement_noise_is_gaussian_with_the_charged_sigma(rounds, monkeypatc
 
 @pytest.mark.parametrize("n, epsilon, n_marginals, expected", [
     (48842, 1.0, 64, 1),    # sigma_all 0.0014: everything at once
-    (48842, 0.1, 278, 1),   # 0.026
-    (7000, 0.1, 64, 0),     # 0.077: the 1-way marginals only
+    (48842, 0.1, 64, 1),    # 0.013
+    (48842, 0.1, 278, 0),   # 0.026: without the columns, the 1-way marginals only
+    (7000, 0.1, 64, 0),     # 0.077
     (1000, 1.0, 64, 0),     # 0.051
     (1000, 0.1, 64, 0),     # 0.45
 ])
@@ -356,6 +357,7 @@ def test_default_rounds_rule_without_columns_is_all_at_once_or_one_way(n, epsilo
     (48842, 0.1, 64, 14, 2.1, 1),     # ADULT's paper workload: sparse, sigma_all 0.013
     (48842, 1.0, 64, 14, 2.1, 1),
     (48842, 1.0, 455, 15, 13.0, 225),  # raw Adult, every 3-way: redundant, 0.0037; capped 15 d
+    (10000, 1.0, 1239, 54, 2.6, 447),  # 54 columns, a random 1,239 3-way: sparse but 0.027
     (28155, 1.0, 35, 7, 5.0, 1),      # 0.0017: at once even when redundant
     (3000, 1.0, 165, 11, 9.0, 42),    # 0.030: floor(0.9 rho (3000 * 0.018)**2) - 11 rounds
     (3000, 0.1, 165, 11, 9.0, 0),     # too thin for two rounds: the 1-way marginals only

@@ -133,3 +133,17 @@ def test_sample_is_reproducible_and_the_systematic_root_counts_are_exact():
     counts = np.zeros((3, 2))
     np.add.at(counts, tuple(a.T), 1)
     assert np.all(np.abs(counts - 1000 * joint) < 1)  # rounded up or down, never further
+
+
+def test_marginals_of_wide_tables_use_any_column_index():
+    # numpy.einsum takes labels below 52: columns 52 and up must still work
+    d = 60
+    marginals = [(a, a + 1) for a in range(0, d - 1, 2)] + [(a, a + 1) for a in range(1, d - 1, 2)]
+    model = GraphicalModel([2] * d, marginals)
+    rng = np.random.default_rng(0)
+    model.theta = [rng.normal(size=t.shape) for t in model.theta]
+    model._beliefs = None
+    chain = model.marginal((0, 57, 59))  # not in one clique: summed over the subtree
+    assert chain.shape == (2, 2, 2) and chain.sum() == pytest.approx(1.0)
+    np.testing.assert_allclose(chain.sum(axis=(1, 2)), model.marginal((0,)), atol=1e-12)
+    np.testing.assert_allclose(chain.sum(axis=0), model.marginal((57, 59)), atol=1e-12)

@@ -48,8 +48,9 @@ _PRODUCT_ITER_FACTOR = 5
 
 #: Largest per-cell noise sd at which the default measures every marginal at
 #: once when the workload's marginals share few pairs of columns (redundancy at
-#: most SPARSE_REDUNDANCY; see adaptive_default_rounds).
-ALL_AT_ONCE_NOISE = 0.03
+#: most SPARSE_REDUNDANCY; see adaptive_default_rounds): every marginal is then
+#: measured as precisely as an adaptive round would measure one (SELECTION_NOISE).
+ALL_AT_ONCE_NOISE = 0.018
 
 #: The same when they share many (every 3-way marginal of a table, say).
 REDUNDANT_ALL_AT_ONCE_NOISE = 0.003
@@ -117,9 +118,11 @@ def adaptive_default_rounds(n, rho, n_marginals, n_columns=None, redundancy=0.0,
     standard deviation ``sigma_all = sqrt(M / rho) / n``. The rule:
 
     1. **Everything at once** (1) while ``sigma_all`` is at most
-       ``ALL_AT_ONCE_NOISE`` (0.03) for a workload whose marginals share few
-       pairs of columns (``redundancy`` at most ``SPARSE_REDUNDANCY``, 3: a
-       random subset of the 3-way marginals), or at most
+       ``ALL_AT_ONCE_NOISE`` (0.018, the noise an adaptive round is planned
+       for: every marginal is then measured as precisely as a round would
+       measure one) for a workload whose marginals share few pairs of
+       columns (``redundancy`` at most ``SPARSE_REDUNDANCY``, 3: a random
+       subset of the 3-way marginals), or at most
        ``REDUNDANT_ALL_AT_ONCE_NOISE`` (0.003) when they share many (every
        3-way marginal: the redundancy is ``d - 2``). Measured at once, a
        redundant workload pays for each pair of columns many times over;

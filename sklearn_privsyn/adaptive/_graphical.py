@@ -159,6 +159,15 @@ def junction_tree_size(sizes, sets):
     return sum(math.prod(sizes[a] for a in c) for c in cliques)
 
 
+def _einsum(operands, output):
+    """``numpy.einsum`` in sublist form, columns relabelled 0, 1, ... (it takes labels < 52)."""
+    labels = {}
+    relabelled = []
+    for k, item in enumerate(operands):
+        relabelled.append([labels.setdefault(a, len(labels)) for a in item] if k % 2 else item)
+    return np.einsum(*relabelled, [labels[a] for a in output], optimize="greedy")
+
+
 def _shape(sizes, scope):
     return [sizes[a] for a in scope]
 
@@ -327,14 +336,14 @@ class GraphicalModel:
                     operands += [table, list(over)]
                     scope |= set(over)
             if i == order[0]:
-                return np.einsum(*operands, list(columns), optimize="greedy")
+                return _einsum(operands, list(columns))
             separator = self.separators[i]
             if separator:  # p(clique) / p(separator): the clique given its parent
                 mass = np.exp(_log_sum_to(beliefs[i], self.cliques[i], set(separator)))
                 with np.errstate(divide="ignore"):
                     operands += [np.where(mass > 0, 1.0 / mass, 0.0), list(separator)]
             over = sorted(set(separator) | (wanted & scope))
-            messages[i] = (tuple(over), np.einsum(*operands, over, optimize="greedy"))
+            messages[i] = (tuple(over), _einsum(operands, over))
         raise AssertionError("unreachable")  # pragma: no cover
 
     def answers(self, marginals):
