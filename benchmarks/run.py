@@ -129,6 +129,8 @@ def main(argv=None):
                         help="seconds per row (subprocess isolation only)")
     parser.add_argument("--retry-failed", action="store_true",
                         help="rerun rows whose status is not ok")
+    parser.add_argument("--only", nargs="+", metavar="ALGORITHM",
+                        help="run only the rows of these algorithms (labels) of the grid")
     parser.add_argument("--dry-run", action="store_true", help="list the runs to do")
     parser.add_argument("--no-progress", action="store_true")
     args = parser.parse_args(argv)
@@ -147,6 +149,8 @@ def main(argv=None):
                  "data_seed": args.data_seed if args.data_seed == "seed" else int(args.data_seed)}
         specs = _benchmark.expand_grid(block, extra_params=_parse_params(args.params),
                                        data_dir=data_dir)
+    if args.only:
+        specs = [spec for spec in specs if spec["algorithm"] in args.only]
     out = args.out or _benchmark.config_path(config, "output")
     if not out:
         parser.error("give --out (or 'output' in the config)")

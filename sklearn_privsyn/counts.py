@@ -83,7 +83,9 @@ class RecordCounts:
 
     def answers(self, marginals=None):
         """The fraction of rows in every cell: ``counts(marginals) / n_rows``."""
-        return self.counts(marginals) / self.n_rows
+        answers = self.counts(marginals)
+        answers /= self.n_rows
+        return answers
 
 
 class DaskCounts:
@@ -143,7 +145,9 @@ class DaskCounts:
 
     def answers(self, marginals=None):
         """The fraction of rows in every cell: ``counts(marginals) / n_rows``."""
-        return self.counts(marginals) / self.n_rows
+        answers = self.counts(marginals)
+        answers /= self.n_rows
+        return answers
 
 
 def count_source(workload, data, n_rows=None):

@@ -28,9 +28,10 @@ __all__ = ["MarginalSet", "choose_marginals", "workload_marginals"]
 # matrix stays around this many entries (32 MB of int64).
 _CHUNK_ENTRIES = 1 << 22
 # Largest number of positive queries (total cells) a workload may have: the
-# estimators keep several float arrays of 2 * Q entries, so 2**26 cells already
-# means gigabytes. Beyond it fit raises instead of exhausting memory.
-_MAX_QUERIES = 1 << 26
+# estimators keep a few float arrays of Q entries (1 GB each at this limit, 2**27
+# cells; AdaptiveProjection's fit peaks at about five, docs/algorithms/adaptive.rst).
+# Beyond it fit raises instead of exhausting memory.
+_MAX_QUERIES = 1 << 27
 # Largest number of k-subsets of the columns enumerated by choose_marginals.
 _MAX_SUBSETS = 1 << 24
 
@@ -304,20 +305,29 @@ class MarginalSet:
         return records, weights, total
 
     def _counts(self, records, weights):
-        Q = self.n_queries
-        matrix = self._radix_matrix
-        offsets = self.offsets[:-1]
-        n_marg = matrix.shape[1]
-        chunk = max(1, _CHUNK_ENTRIES // n_marg)
-        counts = np.zeros(Q, dtype=float)
-        for start in range(0, records.shape[0], chunk):
-            block = records[start : start + chunk]
-            flat = (block.astype(float) @ matrix).astype(np.intp)
-            flat += offsets
-            w = None
-            if weights is not None:
-                w = np.repeat(weights[start : start + chunk], n_marg)
-            counts += np.bincount(flat.ravel(), weights=w, minlength=Q)
+        """Counts of every cell, a block of marginals at a time.
+
+        Rows are taken in chunks and marginals in blocks so that a block's
+        (rows x marginals) cell index stays around ``_CHUNK_ENTRIES`` entries,
+        and each block is counted into its own cells only: memory and time
+        ``O(n_rows * n_marginals + n_queries)`` (one pass over the cells per
+        chunk of ``_CHUNK_ENTRIES`` rows), never a vector of every cell per chunk.
+        """
+        counts = np.zeros(self.n_queries, dtype=float)
+        n_rows, n_marg = records.shape[0], self._radix_matrix.shape[1]
+        rows = max(1, min(n_rows, _CHUNK_ENTRIES))
+        per_block = max(1, _CHUNK_ENTRIES // rows)
+        for start in range(0, n_rows, rows):
+            chunk = records[start : start + rows].astype(float)
+            w = None if weights is None else weights[start : start + rows]
+            for first in range(0, n_marg, per_block):
+                last = min(first + per_block, n_marg)
+                low, high = self.offsets[first], self.offsets[last]
+                flat = (chunk @ self._radix_matrix[:, first:last]).astype(np.intp)
+                flat += self.offsets[first:last] - low
+                block_w = None if w is None else np.repeat(w, last - first)
+                counts[low:high] += np.bincount(flat.ravel(), weights=block_w,
+                                                minlength=high - low)
         return counts
 
     def query_literals(self, query_ids):

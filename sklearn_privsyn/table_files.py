@@ -2,7 +2,9 @@
 
 The data layer's door for files: ``privsyn`` reads every input through
 :func:`read_table` (or :func:`read_source`, :func:`frame_of` and
-:func:`convert_table`, its steps), and so can a script. The files are private:
+:func:`convert_table`, its steps), and so can a script; a Parquet dataset
+directory, whose rows need not fit in memory, through
+:func:`read_parquet_dataset` (a Dask DataFrame). The files are private:
 an error names the file, the column and the kind of problem, never a cell or a
 line number. :class:`TableFileError` is a ``ValueError``.
 """
@@ -18,9 +20,11 @@ __all__ = [
     "check_parquet_engine",
     "convert_table",
     "frame_of",
+    "is_dataset_directory",
     "is_parquet",
     "parse_booleans",
     "parse_numbers",
+    "read_parquet_dataset",
     "read_source",
     "read_table",
 ]
@@ -153,6 +157,64 @@ def frame_of(source, *, as_text):
     if len(frame) == 0:
         raise TableFileError(f"{path} has a header but no data rows")
     return frame
+
+
+def is_dataset_directory(path):
+    """Whether ``path`` is a directory: a Parquet dataset (one file per partition)."""
+    import os
+
+    return str(path) != "-" and os.path.isdir(path)
+
+
+def read_parquet_dataset(path, params):
+    """A Parquet dataset directory as a ``dask.dataframe.DataFrame`` of the domain's columns.
+
+    Nothing is read but the schema (column names and types): the rows stay
+    on disk, read and counted partition by partition when a synthesizer is
+    fitted (:mod:`sklearn_privsyn.counts`). Parquet columns are typed, so
+    they are used as stored; a value outside its domain is an error at fit
+    that names the column.
+
+    Parameters
+    ----------
+    path : str or path-like
+        A directory of Parquet files.
+    params : dict
+        The output of :func:`~sklearn_privsyn.domain_file.read_domain`.
+
+    Returns
+    -------
+    frame : dask.dataframe.DataFrame
+        Columns in the domain's order.
+    dropped : list of str
+        Columns of the dataset not in the domain.
+    input_order : list of str
+        The domain's columns in the dataset's order.
+    """
+    check_parquet_engine(path)
+    try:
+        import dask.dataframe as dd
+    except ImportError:
+        raise TableFileError(
+            f"{path} is a directory: reading a Parquet dataset needs dask; install it with "
+            "pip install 'sklearn-privsyn[dask]'"
+        ) from None
+    try:
+        frame = dd.read_parquet(path)
+    except Exception as exc:  # noqa: BLE001  (the engines raise many kinds)
+        raise TableFileError(f"{path} is not a readable Parquet dataset: {exc}") from None
+    names = list(frame.columns)
+    if names != [str(c) for c in names]:
+        raise TableFileError(f"{path} has column names that are not text")
+    columns = params["columns"]
+    missing = [c for c in columns if c not in names]
+    if missing:
+        raise TableFileError(
+            f"{path} has no column {missing[0]!r} (named in the domain file); its columns "
+            f"are {names}"
+        )
+    dropped = [c for c in names if c not in columns]
+    return frame[columns], dropped, [c for c in names if c in columns]
 
 
 def read_table(path, params=None):

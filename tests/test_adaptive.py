@@ -22,7 +22,14 @@ from sklearn_privsyn.adaptive import (
 from sklearn_privsyn.adaptive._estimator import REDUNDANT_ALL_AT_ONCE_NOISE, SELECTION_NOISE
 from sklearn_privsyn.exceptions import SolverWarning
 from sklearn_privsyn.privacy import epsilon_to_rho, gaussian_mechanism
-from sklearn_privsyn.projection import MarginalCells, Projection, project
+from sklearn_privsyn.adaptive._projection import _local_cells
+from sklearn_privsyn.projection import (
+    MarginalCells,
+    Projection,
+    checked_targets,
+    project,
+    zeroed_targets,
+)
 from sklearn_privsyn.solvers import BruteForceOracle
 
 SIZES = {"a": 2, "b": 3, "c": 2}
@@ -105,6 +112,45 @@ def test_zero_test_refit_is_the_optimum_on_the_support_with_small_answers_zeroed
     assert 0.5 * np.sum(difference**2 / variances) == pytest.approx(expected_value, rel=1e-6)
     assert len(projection.records) <= len(support)
     assert projection.weights.sum() == pytest.approx(1.0)
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_projection_with_few_inner_steps_and_a_final_polish_reaches_the_optimum(seed):
+    # a few accelerated steps per Frank-Wolfe iteration (the default at width), then
+    # the full re-weighting: the same optimum as the brute force
+    workload = small_workload()
+    noisy, variances = noisy_answers(workload, seed, (0.5, 2.0))
+    result = project(workload, noisy, variances, tol=1e-10, max_iter=500, random_state=seed,
+                     inner_qp_iter=5)
+    expected_answers, expected_value = brute_force_projection(workload, noisy, variances)
+    assert result.objective == pytest.approx(expected_value, rel=1e-6, abs=1e-9)
+    np.testing.assert_allclose(workload.answer_codes(result.records, result.weights),
+                               expected_answers, atol=1e-4)
+
+
+@pytest.mark.parametrize("n_cells", [40, 4000])
+def test_local_cell_numbering_is_numpy_unique(n_cells):
+    # the marker index (few cells) and the binary search (many cells) both
+    rng = np.random.default_rng(0)
+    cells = rng.integers(0, 40, size=(7, 3))
+    used, local = _local_cells(cells, n_cells)
+    expected_used, expected_local = np.unique(cells, return_inverse=True)
+    np.testing.assert_array_equal(used, expected_used)
+    np.testing.assert_array_equal(local, expected_local.reshape(cells.shape))
+
+
+def test_one_variance_for_every_cell_is_a_view_not_a_vector():
+    noisy = np.array([0.5, -0.1, 0.02, 0.3])
+    precision, target = checked_targets(noisy, 0.01, 4)
+    assert precision.strides == (0,)  # no vector of precisions
+    assert np.shares_memory(target, noisy)  # no copy of the answers
+    full_precision, full_target = checked_targets(noisy, np.full(4, 0.01), 4)
+    np.testing.assert_array_equal(precision, full_precision)
+    np.testing.assert_array_equal(target, full_target)
+    np.testing.assert_array_equal(zeroed_targets(target, precision, 2.0),
+                                  zeroed_targets(full_target, full_precision, 2.0))
+    precision, target = checked_targets(noisy, np.inf, 4)  # nothing measured
+    assert not precision.any() and not target.any()
 
 
 def test_projection_of_exact_answers_reproduces_them():

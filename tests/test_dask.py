@@ -6,6 +6,7 @@ rows and seed it must equal the fit on the same rows in pandas: the same
 counts, the same ledger, the same fitted records and the same sample.
 """
 
+import json
 import pickle
 import subprocess
 import sys
@@ -193,3 +194,57 @@ def test_numbers_measured_on_dask_equal_the_pandas_ones(npartitions):
         assert np.array_equal(fits[0].workload_.bin_edges_[col], fits[1].workload_.bin_edges_[col])
     pd.testing.assert_frame_equal(fits[0].sample(500, random_state=1),
                                   fits[1].sample(500, random_state=1))
+
+
+# ---------------------------------------------------------------------- the command line
+
+
+@pytest.fixture()
+def dataset(tmp_path):
+    """The same private rows as a CSV file and as a Parquet dataset directory, and a domain."""
+    rng = np.random.default_rng(1)
+    n = 300
+    frame = pd.DataFrame({
+        "colour": rng.choice(["red", "green", "blue"], n),
+        "code": rng.integers(0, 3, n),
+        "amount": rng.uniform(0, 100, n).round(2),
+    })
+    frame.to_csv(tmp_path / "rows.csv", index=False)
+    as_dask(frame, 3).to_parquet(tmp_path / "rows")
+    domain = {"colour": ["red", "green", "blue"], "code": 3,
+              "amount": {"bounds": [0, 100], "bins": 4}}
+    (tmp_path / "domain.json").write_text(json.dumps(domain))
+    return tmp_path
+
+
+CLI_FAST = ["--algorithm", "fem", "--solver", "brute", "--rounds", "4",
+            "--samples-per-round", "3", "--seed", "0", "--k", "2", "-q"]
+
+
+def test_cli_fits_a_parquet_dataset_directory_as_the_same_rows_in_a_file(dataset):
+    from sklearn_privsyn.cli import main
+
+    domain = str(dataset / "domain.json")
+    assert main(["fit", str(dataset / "rows"), "--domain", domain, *CLI_FAST,
+                 "-o", str(dataset / "from_directory.csv")]) == 0
+    assert main(["fit", str(dataset / "rows.csv"), "--domain", domain, *CLI_FAST,
+                 "-o", str(dataset / "from_file.csv")]) == 0
+    directory = (dataset / "from_directory.csv").read_text()
+    assert directory == (dataset / "from_file.csv").read_text()
+    assert len(directory.splitlines()) == 301  # header and as many rows as the input
+
+
+def test_cli_parquet_dataset_directory_errors(dataset, capsys):
+    from sklearn_privsyn.cli import EXIT_DATA, EXIT_USAGE, main
+
+    rows, domain = str(dataset / "rows"), str(dataset / "domain.json")
+    assert main(["fit", rows, "--infer-domain", *CLI_FAST]) == EXIT_USAGE
+    assert "give --domain" in capsys.readouterr().err
+    assert main(["fit", str(dataset / "rows.csv"), "--domain", domain, "--scheduler",
+                 "tcp://127.0.0.1:1", *CLI_FAST]) == EXIT_USAGE
+    assert "only to a Parquet dataset directory" in capsys.readouterr().err
+    other = json.loads((dataset / "domain.json").read_text())
+    other["size"] = 4
+    (dataset / "other.json").write_text(json.dumps(other))
+    assert main(["fit", rows, "--domain", str(dataset / "other.json"), *CLI_FAST]) == EXIT_DATA
+    assert "has no column 'size'" in capsys.readouterr().err

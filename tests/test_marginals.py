@@ -89,3 +89,18 @@ def test_choose_marginals_is_the_seeded_choice_in_enumeration_order():
     assert n_eligible == len(eligible)
     pick = np.random.RandomState(0).choice(len(eligible), 3, replace=False)
     assert chosen == [eligible[i] for i in sorted(pick)]
+
+
+@pytest.mark.parametrize("chunk_entries", [1, 5, 64, 1 << 22])
+@pytest.mark.parametrize("weighted", [False, True])
+def test_counts_in_row_chunks_and_marginal_blocks_match_brute_force(setup, weighted,
+                                                                    chunk_entries, monkeypatch):
+    # rows are counted in chunks and marginals in blocks of about _CHUNK_ENTRIES
+    # entries, each block into its own cells: every split gives the same counts
+    import sklearn_privsyn.marginals as marginals_module
+
+    monkeypatch.setattr(marginals_module, "_CHUNK_ENTRIES", chunk_entries)
+    ms, records, weights = setup
+    w = weights if weighted else np.ones(len(records))
+    np.testing.assert_allclose(ms.counts(records, w if weighted else None),
+                               brute_force_counts(records, w))

@@ -10,7 +10,7 @@ import pytest
 from scipy import stats
 
 from sklearn_privsyn import AdaptiveProjection, QueryWorkload
-from sklearn_privsyn.adaptive import adaptive_default_representation
+from sklearn_privsyn.adaptive import PRODUCTS_COLUMNS, adaptive_default_representation
 from sklearn_privsyn.metrics import synthesizer_error
 from sklearn_privsyn.product_mixture import (
     ProductMixture,
@@ -199,6 +199,18 @@ def test_default_representation_rule(n, rho, M, rounds):
     if rounds >= 2:  # adaptive selection: the graphical model
         expected = "graphical"
     assert adaptive_default_representation(n, rho, M, rounds) == expected
+
+
+@pytest.mark.parametrize("n_columns", [None, 14, PRODUCTS_COLUMNS, PRODUCTS_COLUMNS + 1, 80])
+def test_default_representation_rule_sees_the_width(n_columns):
+    # where the noise alone would choose products, a wide table gets the records
+    n, rho, M = 48842, 0.000167, 64  # sigma_all 0.0127
+    expected = ("products" if n_columns is None or n_columns <= PRODUCTS_COLUMNS
+                else "records")
+    assert adaptive_default_representation(n, rho, M, 1, n_columns=n_columns) == expected
+    # below the noise level, or measuring the 1-way marginals only, width changes nothing
+    assert adaptive_default_representation(n, 0.0143, M, 1, n_columns=n_columns) == "records"
+    assert adaptive_default_representation(n, rho, M, 0, n_columns=n_columns) == "products"
 
 
 def test_auto_representation_follows_the_rule():

@@ -20,6 +20,7 @@ post-processing of the noisy measurements. ``sklearn_privsyn.projection`` and
 
 from ._estimator import (
     ALL_AT_ONCE_NOISE,
+    PRODUCTS_COLUMNS,
     AdaptiveProjection,
     adaptive_default_representation,
     adaptive_default_rounds,
@@ -44,6 +45,7 @@ from ._selection import Candidates, candidate_marginals, measure_adaptively, rou
 
 __all__ = [
     "ALL_AT_ONCE_NOISE",
+    "PRODUCTS_COLUMNS",
     "AdaptiveProjection",
     "Candidates",
     "GraphicalModel",

@@ -46,6 +46,18 @@ _ZERO_TEST = 2.0
 # previous round's, runs max_iter iterations).
 _PRODUCT_ITER_FACTOR = 5
 
+# Records' Frank-Wolfe on workloads of at least _WIDE_MARGINALS marginals re-weights
+# by _WIDE_INNER_QP_ITER accelerated steps an iteration (warm), then 300 at the end:
+# a step costs n_records * n_marginals, and 300 a step made ACS-schema fits with
+# 4,096 marginals spend most of their time there (benchmarks/notes/wide.md).
+# Smaller workloads (the paper's 64 marginals) keep 300 an iteration.
+_WIDE_MARGINALS = 1024
+_WIDE_INNER_QP_ITER = 30
+
+#: Largest number of columns at which the default representation may be the
+#: mixture of products (see adaptive_default_representation).
+PRODUCTS_COLUMNS = 32
+
 #: Largest per-cell noise sd at which the default measures every marginal at
 #: once when the workload's marginals share few pairs of columns (redundancy at
 #: most SPARSE_REDUNDANCY; see adaptive_default_rounds): every marginal is then
@@ -186,7 +198,8 @@ def adaptive_default_rounds(n, rho, n_marginals, n_columns=None, redundancy=0.0,
     return int(rounds) if rounds >= 2 else 0
 
 
-def adaptive_default_representation(n, rho, n_marginals, rounds, products_noise=0.005):
+def adaptive_default_representation(n, rho, n_marginals, rounds, products_noise=0.005,
+                                    n_columns=None, products_columns=None):
     """The representation fitted: graphical model, mixture of products or weighted records.
 
     With adaptive selection (``rounds >= 2``) it is the graphical model
@@ -212,6 +225,17 @@ def adaptive_default_representation(n, rho, n_marginals, rounds, products_noise=
     (``rounds == 0``) it is products: one product distribution, the
     independence model.
 
+    The table's width enters too: a mixture of a few products is a
+    latent-class model, one pattern of dependence a component, and on wide
+    tables with many dependent column pairs it cannot hold them all. With
+    more than ``products_columns`` columns (``PRODUCTS_COLUMNS``, 32) the
+    records are used where everything is measured at once: on a
+    Bayesian-network table on the 80-column ACS schema (50,000 rows, 4,096
+    marginals measured at once at ``sigma_all = 0.0107``) the products missed
+    cells of small, precisely measured marginals by up to 0.17, three times
+    the noise floor (32 components: 0.14), where the records ended at 0.083
+    (``benchmarks/notes/wide.md``). ``n_columns=None`` leaves width out.
+
     Parameters
     ----------
     n : int
@@ -224,6 +248,11 @@ def adaptive_default_representation(n, rho, n_marginals, rounds, products_noise=
         Rounds of measurement (0: 1-way marginals only, 1: every marginal at once).
     products_noise : float, default=0.005
         Smallest ``sigma_all`` at which products are used.
+    n_columns : int, default=None
+        Number of columns of the table (None: width is not considered).
+    products_columns : int, default=None
+        Largest number of columns at which products are used
+        (None: ``PRODUCTS_COLUMNS``).
 
     Returns
     -------
@@ -237,12 +266,16 @@ def adaptive_default_representation(n, rho, n_marginals, rounds, products_noise=
     'records'
     >>> adaptive_default_representation(7000, 0.000221, 64, 3)
     'graphical'
+    >>> adaptive_default_representation(48842, 0.000167, 64, 1, n_columns=80)
+    'records'
     """
     if rounds >= 2:
         return "graphical"
     if rounds == 0:
         return "products"
-    if rounds == 1 and _all_at_once_sd(n, rho, n_marginals) >= products_noise:
+    limit = PRODUCTS_COLUMNS if products_columns is None else products_columns
+    narrow = n_columns is None or n_columns <= limit
+    if rounds == 1 and narrow and _all_at_once_sd(n, rho, n_marginals) >= products_noise:
         return "products"
     return "records"
 
@@ -502,7 +535,8 @@ class AdaptiveProjection(BaseSynthesizer):
         rounds, _ = self._n_measured(n, self.synthesis_rho_)
         self.n_rounds_ = int(rounds)
         self.representation_ = (
-            adaptive_default_representation(n, self.synthesis_rho_, M, self.n_rounds_)
+            adaptive_default_representation(n, self.synthesis_rho_, M, self.n_rounds_,
+                                            n_columns=workload.layout_.n_attributes)
             if self.representation == "auto" else self.representation
         )
         if self.representation_ == "graphical" and rounds == 1:
@@ -522,9 +556,11 @@ class AdaptiveProjection(BaseSynthesizer):
                 sigma = gaussian_sigma(sensitivity, self.synthesis_rho_ * (1.0 - _BUDGET_MARGIN))
                 self.ledger_.charge("gaussian_mechanism", gaussian_mechanism_rho(sensitivity, sigma))
                 noisy = gaussian_mechanism(true_answers, sensitivity, sigma, noise_rng)
+                true_answers = None  # one vector of every cell less from here on
                 self.measured_marginals_ = list(workload.marginal_set_.marginals)
                 self.measurements_ = noisy
-                self.measurement_variances_ = np.full(len(noisy), sigma**2)
+                # one variance for every cell: a read-only view, not a vector of them
+                self.measurement_variances_ = np.broadcast_to(sigma**2, len(noisy))
                 projection = self._new_projection(noisy, sigma**2, (), session, project_rng)
                 result = self._run_projection(projection, final=True)
             elif rounds == 0:
@@ -626,6 +662,12 @@ class AdaptiveProjection(BaseSynthesizer):
         return Projection(self.workload_, noisy, variances, extra_marginals=extra,
                           session=session, random_state=rng)
 
+    def _inner_qp_iter(self):
+        """Re-weighting steps per Frank-Wolfe iteration of the records: all 300 on
+        small workloads, 30 (then a final 300) from ``_WIDE_MARGINALS`` marginals on,
+        where each step costs ``n_records * n_marginals``."""
+        return _WIDE_INNER_QP_ITER if len(self.workload_.marginals_) >= _WIDE_MARGINALS else None
+
     def _run_projection(self, projection, final):
         """Run the projection: to the end (``final``), or briefly inside adaptive rounds."""
         products = self.representation_ == "products"
@@ -653,6 +695,7 @@ class AdaptiveProjection(BaseSynthesizer):
                 return result
             return projection.run(max_iter=self.max_iter, tol=self.tol,
                                   time_limit=self.time_limit, zero_test=self.zero_test_,
+                                  inner_qp_iter=self._inner_qp_iter(),
                                   progress=None if bar is None else _reporter(bar))
         finally:
             if bar is not None:

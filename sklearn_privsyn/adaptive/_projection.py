@@ -38,6 +38,7 @@ import time
 from dataclasses import dataclass
 
 import numpy as np
+import scipy.sparse as sp
 
 from .._random import make_generator
 from ..marginals import MarginalSet
@@ -150,6 +151,16 @@ class ProjectionResult:
 def checked_targets(noisy, variances, n_cells):
     """Precisions ``1 / var`` and targets (0 where not measured) of noisy answers, checked."""
     noisy = np.broadcast_to(np.asarray(noisy, dtype=float), (n_cells,))
+    if np.ndim(variances) == 0:
+        # one variance for every cell: read-only views, no arrays of n_cells
+        if not variances > 0:
+            raise ValueError("variances must be positive (inf for cells not measured).")
+        precision = np.broadcast_to(1.0 / float(variances), (n_cells,))
+        if precision[0] == 0:
+            return precision, np.broadcast_to(0.0, (n_cells,))
+        if not np.isfinite(noisy).all():
+            raise ValueError("noisy answers must be finite where measured.")
+        return precision, noisy
     variances = np.broadcast_to(np.asarray(variances, dtype=float), (n_cells,))
     if np.any(~(variances > 0)):
         raise ValueError("variances must be positive (inf for cells not measured).")
@@ -161,6 +172,9 @@ def checked_targets(noisy, variances, n_cells):
 
 def zeroed_targets(target, precision, z):
     """``target`` with every answer below ``z`` noise standard deviations set to zero."""
+    if np.ndim(precision) == 1 and precision.strides[0] == 0:  # one precision for all cells
+        threshold = z / np.sqrt(precision[0]) if precision[0] > 0 else np.inf
+        return np.where(target < threshold, 0.0, target)
     with np.errstate(divide="ignore"):
         sd = 1.0 / np.sqrt(precision)  # inf where not measured
     return np.where(target < z * sd, 0.0, target)
@@ -175,35 +189,56 @@ def _project_simplex(v):
     return np.maximum(v - css[rho] / (rho + 1.0), 0.0)
 
 
-def _simplex_qp(cells, precision, target, w, max_iter, tol):
+def _local_cells(cells, n_cells):
+    """The distinct cells in ``cells`` (sorted) and each entry's index among them.
+
+    ``np.unique(cells, return_inverse=True)`` without the sort: a marker over
+    the ``n_cells`` cell ids, ``O(n_cells + cells.size)``.
+    """
+    mark = np.zeros(n_cells, dtype=bool)
+    mark[cells.ravel()] = True
+    used = np.flatnonzero(mark)
+    if n_cells > 8 * cells.size:  # a binary search each, rather than an index of every cell
+        return used, np.searchsorted(used, cells)
+    index = np.cumsum(mark, dtype=np.int64) - 1
+    return used, index[cells]
+
+
+def _simplex_qp(cells, precision, target, w, max_iter, tol, power_iter=30):
     """Re-optimise the weights of the active records: FISTA on the simplex.
 
     Minimises ``1/2 sum_c precision_c (a_c(w) - target_c)**2`` over the
     simplex, where record ``i`` lies in cells ``cells[i]``. The Gram matrix
     (inverse-variance weighted count of the marginals two records agree on)
-    is never formed: a product with it is one ``bincount`` over the cells the
-    active records touch and one gather, ``O(n_records * n_marginals)``. The
-    momentum restarts when it points uphill (O'Donoghue and Candes 2015);
-    stops when no weight moves by more than ``tol``.
+    is never formed: with the sparse incidence matrix ``A`` (a record's row
+    holds a 1 in each cell it lies in, numbered among the cells the active
+    records touch) a product with it is ``A (lambda * (A^T v))``,
+    ``O(n_records * n_marginals)``. The momentum restarts when it points
+    uphill (O'Donoghue and Candes 2015); stops when no weight moves by more
+    than ``tol``.
     """
-    used, local = np.unique(cells, return_inverse=True)
-    local = local.reshape(cells.shape)
+    n_records, n_marginals = cells.shape
+    used, local = _local_cells(cells, len(precision))
     lam, y = precision[used], target[used]
-    n_marginals = cells.shape[1]
+    incidence = sp.csr_matrix(
+        (np.ones(local.size), local.ravel(), np.arange(0, local.size + 1, n_marginals)),
+        shape=(n_records, len(used)),
+    )
+    transposed = incidence.T.tocsr()
 
     def gram_times(v):
-        a = np.bincount(local.ravel(), weights=np.repeat(v, n_marginals), minlength=len(used))
-        return (lam * a)[local].sum(axis=1)
+        return incidence @ (lam * (transposed @ v))
 
-    linear = (lam * y)[local].sum(axis=1)
+    linear = incidence @ (lam * y)
     v = np.full(len(w), 1.0 / np.sqrt(len(w)))
-    for _ in range(30):  # largest eigenvalue of the Gram matrix, by power iteration
+    for _ in range(power_iter):  # largest eigenvalue of the Gram matrix, by power iteration
         u = gram_times(v)
         norm = np.linalg.norm(u)
         if norm == 0:
             return w
         v = u / norm
-    step = 1.0 / (1.05 * float(v @ gram_times(v)))
+    # power iteration approaches the eigenvalue from below: a few iterations get a margin
+    step = 1.0 / ((1.05 if power_iter >= 30 else 1.2) * float(v @ gram_times(v)))
     z, t, x = w.copy(), 1.0, w.copy()
     for _ in range(max_iter):
         x_new = _project_simplex(z - step * (gram_times(z) - linear))
@@ -261,7 +296,8 @@ class Projection:
 
     def _residuals(self):
         """Cell residuals ``precision * (a - y)`` and the objective."""
-        difference = self.answers() - self.target
+        difference = self.answers()
+        difference -= self.target
         residual = self.precision * difference
         return residual, 0.5 * float(residual @ difference)
 
@@ -384,15 +420,20 @@ class Projection:
         self.weights = weights
         self._prune(weights > 0)
 
-    def run(self, *, max_iter=200, tol=1e-4, time_limit=None, qp_iter=300, zero_test=None,
-            progress=None):
+    def run(self, *, max_iter=200, tol=1e-4, time_limit=None, qp_iter=300, inner_qp_iter=None,
+            zero_test=None, progress=None):
         """Frank-Wolfe iterations until the relative gap is below ``tol``.
 
-        With ``zero_test`` set, the weights are then re-fitted by
+        Each iteration re-optimises the weights by ``inner_qp_iter``
+        accelerated gradient steps from the previous weights (``qp_iter``
+        when None); with fewer, the weights are polished by ``qp_iter`` steps
+        at the end. With ``zero_test`` set, the weights are then re-fitted by
         :meth:`refit_to_significant`; ``objective`` and ``gap`` of the
         result stay those of the l2 projection (``objective`` at the final
         weights). Returns a :class:`ProjectionResult`.
         """
+        inner = qp_iter if inner_qp_iter is None else min(int(inner_qp_iter), qp_iter)
+        power = 30 if inner == qp_iter else 10
         t0 = time.perf_counter()
         n_columns, gap, certified, reason, it = 0, np.inf, False, "max_iter", 0
         if len(self.weights) == 0:
@@ -424,11 +465,15 @@ class Projection:
             self._add(candidates[fresh][order])
             n_columns += len(order)
             self.weights = _simplex_qp(self.cells, self.precision, self.target, self.weights,
-                                       qp_iter, 1e-9)
+                                       inner, 1e-9, power_iter=power)
             self._prune(self.weights > 0)
             if time_limit is not None and time.perf_counter() - t0 > time_limit:
                 reason = "time_limit"
                 break
+        if inner < qp_iter and zero_test is None:
+            self.weights = _simplex_qp(self.cells, self.precision, self.target, self.weights,
+                                       qp_iter, 1e-9)
+            self._prune(self.weights > 0)
         if zero_test is not None:
             self.refit_to_significant(zero_test, qp_iter)
         weights = self.weights / self.weights.sum()
@@ -447,7 +492,7 @@ class Projection:
 
 def project(workload, noisy, variances, *, session=None, max_iter=200, tol=1e-4,
             time_limit=None, zero_test=None, oracle_cells=128, n_starts=128, n_add=64,
-            random_state=None):
+            inner_qp_iter=None, random_state=None):
     """Weighted records whose answers best fit noisy answers, in inverse-variance l2.
 
     Minimises ``1/2 sum_c (a_c(w) - y_c)**2 / var_c`` over all distributions
@@ -483,6 +528,10 @@ def project(workload, noisy, variances, *, session=None, max_iter=200, tol=1e-4,
         Starts of the coordinate descent per pricing.
     n_add : int, default=64
         Records added to the active set per iteration at most.
+    inner_qp_iter : int, default=None
+        Accelerated gradient steps re-weighting the records in each iteration
+        (from the previous weights), the final weights then polished by 300;
+        None runs the full 300 every iteration.
     random_state : int, Generator or None, default=None
         Seed of the pricing's random starts.
 
@@ -504,4 +553,4 @@ def project(workload, noisy, variances, *, session=None, max_iter=200, tol=1e-4,
                             oracle_cells=oracle_cells, n_starts=n_starts, n_add=n_add,
                             random_state=random_state)
     return projection.run(max_iter=max_iter, tol=tol, time_limit=time_limit,
-                          zero_test=zero_test)
+                          zero_test=zero_test, inner_qp_iter=inner_qp_iter)

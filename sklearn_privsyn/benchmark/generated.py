@@ -68,7 +68,8 @@ def with_dominant_values(X, domain, *, share=0.6, low=0.5, high=0.97, random_sta
     return X
 
 
-def bayes_net_table(domain, n_rows, *, max_parents=2, concentration=0.3, random_state=0):
+def bayes_net_table(domain, n_rows, *, max_parents=2, concentration=0.3, random_state=0,
+                    rows_random_state=None):
     """A DataFrame of integer codes drawn from a random Bayesian network.
 
     Unlike :func:`latent_class_table`, not a mixture of product distributions:
@@ -78,8 +79,14 @@ def bayes_net_table(domain, n_rows, *, max_parents=2, concentration=0.3, random_
     gets its own distribution: a Dirichlet draw for columns of at most 20
     values, and for wider (binned numeric) columns a smooth peak at a random
     centre plus a spike, as in :func:`latent_class_table`.
+
+    ``random_state`` draws the network (order, parents, tables) and, unless
+    ``rows_random_state`` is given, the rows too; with it, the rows come from
+    their own stream, so that chunks of one table can be drawn separately (the
+    same network, ``rows_random_state`` one per chunk).
     """
     rng = np.random.default_rng(random_state)
+    row_rng = rng if rows_random_state is None else np.random.default_rng(rows_random_state)
     names = list(domain)
     order = rng.permutation(len(names))
     codes = np.zeros((n_rows, len(names)), dtype=np.int64)
@@ -104,7 +111,7 @@ def bayes_net_table(domain, n_rows, *, max_parents=2, concentration=0.3, random_
         else:
             table = rng.dirichlet(np.full(size, concentration), size=n_configs)
         cumulative = np.cumsum(table[config], axis=1)
-        draws = (cumulative < rng.uniform(size=(n_rows, 1))).sum(axis=1)
+        draws = (cumulative < row_rng.uniform(size=(n_rows, 1))).sum(axis=1)
         codes[:, j] = np.minimum(draws, size - 1)
         drawn.append(j)
     return pd.DataFrame({name: codes[:, j] for j, name in enumerate(names)})

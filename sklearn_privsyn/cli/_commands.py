@@ -1,5 +1,6 @@
 """What each ``privsyn`` command does, once its arguments are parsed."""
 
+import contextlib
 import json
 import sys
 import time
@@ -13,7 +14,15 @@ from ..domain_file import (
     workload_kwargs,
 )
 from ..registry import get_synthesizer
-from ..table_files import check_parquet_engine, convert_table, frame_of, is_parquet, read_source
+from ..table_files import (
+    check_parquet_engine,
+    convert_table,
+    frame_of,
+    is_dataset_directory,
+    is_parquet,
+    read_parquet_dataset,
+    read_source,
+)
 from ._errors import CLIError, UsageError
 from ._ledger_file import read_ledger, write_ledger
 
@@ -66,12 +75,17 @@ def _choose_workload(args, params, frame):
 
     if args.marginals is not None:
         return _make_workload(args, params, args.marginals)
+    from ..counts import is_dask_frame, schema
+
     one_way = [(c,) for c in frame.columns]
-    sizes = _make_workload(args, params, None).set_params(
-        marginals=one_way, max_cells=None
-    ).fit(frame).domain_sizes_
+    sizing = _make_workload(args, params, None).set_params(marginals=one_way, max_cells=None)
+    n_rows = _n_rows(frame)
+    if is_dask_frame(frame):  # the schema only: the rows are not in memory
+        sizes = sizing.fit_schema(schema(frame), n_rows).domain_sizes_
+    else:
+        sizes = sizing.fit(frame).domain_sizes_
     choice = budgeted_marginals(sizes, k=args.k, max_cells=args.max_cells,
-                                cell_budget=args.cell_budget, n_rows=len(frame),
+                                cell_budget=args.cell_budget, n_rows=n_rows,
                                 random_state=args.seed)
     _note(args, f"workload: {choice.describe()}; set --marginals, --max-cells, "
                 "--cell-budget or --k to change it")
@@ -92,6 +106,30 @@ def _draft(source, args, *, quiet=False):
     if not quiet:
         _print_warnings(caught)
     return draft
+
+
+def _n_rows(frame):
+    """Rows of a pandas or Dask table (public under replace-one neighbours)."""
+    from ..counts import is_dask_frame
+
+    return int(frame.shape[0].compute()) if is_dask_frame(frame) else len(frame)
+
+
+def _read_dataset_directory(args, path):
+    """(Dask table in domain order, the dataset's columns, params, dropped) for fit."""
+    if args.domain is None:
+        raise UsageError(
+            f"{path} is a Parquet dataset directory: its rows are counted where they are, "
+            "never read to draft a domain; give --domain"
+        )
+    params = read_domain(args.domain)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        warn_read_from_data(params, args.domain)
+    _print_warnings(caught)
+    _override_missing(args, params)
+    frame, dropped, input_order = read_parquet_dataset(path, params)
+    return frame, input_order, params, dropped
 
 
 def _read_with_domain(args, path, *, quiet_draft=False):
@@ -183,7 +221,13 @@ def cmd_fit(args):
     if args.domain is not None and args.infer_domain:
         raise UsageError("give either --domain or --infer-domain, not both")
     cls = _load_algorithm(args.algorithm)
-    frame, input_order, params, dropped = _read_with_domain(args, args.input)
+    directory = is_dataset_directory(args.input)
+    if args.scheduler is not None and not directory:
+        raise UsageError("--scheduler applies only to a Parquet dataset directory INPUT")
+    if directory:
+        frame, input_order, params, dropped = _read_dataset_directory(args, args.input)
+    else:
+        frame, input_order, params, dropped = _read_with_domain(args, args.input)
     if dropped:
         _note(args, f"ignoring columns of {args.input} not in the domain: {dropped}")
 
@@ -206,17 +250,19 @@ def cmd_fit(args):
         flags = ", ".join("--" + k.replace("_", "-") for k in unsupported)
         raise UsageError(f"{flags} does not apply to --algorithm {args.algorithm}")
 
-    workload = _choose_workload(args, params, frame)
-    estimator = cls(workload=workload, **given)
-    started = time.perf_counter()
-    with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always")
-        try:
-            estimator.fit(frame)
-        finally:
-            _print_warnings(caught)
-    seconds = time.perf_counter() - started
-    n_rows = args.rows if args.rows is not None else len(frame)
+    with _dask_client(args.scheduler):
+        n_input = _n_rows(frame)
+        workload = _choose_workload(args, params, frame)
+        estimator = cls(workload=workload, **given)
+        started = time.perf_counter()
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            try:
+                estimator.fit(frame)
+            finally:
+                _print_warnings(caught)
+        seconds = time.perf_counter() - started
+    n_rows = args.rows if args.rows is not None else n_input
     synthetic = estimator.sample(n_rows, random_state=args.seed)[input_order]
     _write_table(synthetic, args.output)
     if args.ledger:
@@ -225,7 +271,7 @@ def cmd_fit(args):
     if not args.quiet:
         wl = estimator.workload_
         print(
-            f"privsyn: {type(estimator).__name__} fitted on {len(frame):,} rows x "
+            f"privsyn: {type(estimator).__name__} fitted on {n_input:,} rows x "
             f"{frame.shape[1]} columns in {seconds:.1f} s"
             + rounds_phrase(estimator)
             + f"; workload: {len(wl.marginals_)} marginals, {wl.n_queries_:,} queries",
@@ -243,6 +289,27 @@ def cmd_fit(args):
         if args.output != "-":
             print(f"privsyn: wrote {n_rows:,} synthetic rows to {args.output}", file=sys.stderr)
     return 0
+
+
+@contextlib.contextmanager
+def _dask_client(address):
+    """A ``dask.distributed`` client of the cluster at ``address`` while fitting (or nothing)."""
+    if address is None:
+        yield None
+        return
+    try:
+        from dask.distributed import Client
+    except ImportError:
+        raise UsageError(
+            "--scheduler needs dask.distributed; install it with "
+            "pip install 'sklearn-privsyn[dask]'"
+        ) from None
+    try:
+        client = Client(address, timeout="30s")
+    except OSError as exc:
+        raise UsageError(f"cannot connect to the Dask scheduler at {address}: {exc}") from None
+    with client:
+        yield client
 
 
 def cmd_evaluate(args):

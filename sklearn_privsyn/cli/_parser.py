@@ -218,7 +218,9 @@ def build_parser():
         formatter_class=formatter,
     )
     fit.add_argument("input", metavar="INPUT",
-                     help="the private CSV file ('-' for stdin) or Parquet file")
+                     help="the private CSV file ('-' for stdin), Parquet file, or Parquet "
+                          "dataset directory (counted with Dask, out of core; needs the "
+                          "dask extra and --domain)")
     fit.add_argument("-o", "--output", default="-", metavar="FILE",
                      help="where to write the synthetic rows: CSV, or Parquet for a .parquet "
                           "name (default: '-', CSV on stdout)")
@@ -254,6 +256,10 @@ def build_parser():
                            "privsyn report")
     algo.add_argument("--infer-domain", action="store_true",
                       help="read the domain from the data instead of --domain (NOT private)")
+    algo.add_argument("--scheduler", metavar="ADDRESS",
+                      help="count a Parquet dataset directory on the dask.distributed cluster "
+                           "at ADDRESS (e.g. tcp://host:8786; default: threads of this "
+                           "process)")
     _add_workload_options(fit, "seed for the choice of marginals and for the algorithm "
                                "(default: fresh randomness)")
     noise = fit.add_mutually_exclusive_group()

@@ -333,7 +333,9 @@ def _gaussian_noise(values, sensitivity, sigma, rng):
     values = np.asarray(values, dtype=float)
     if not np.all(np.isfinite(values)):
         raise ValueError("values must be finite; got NaN or infinite entries.")
-    return values + rng.normal(0.0, sigma, size=values.shape)
+    noisy = rng.normal(0.0, sigma, size=values.shape)
+    noisy += values  # in place: two vectors of the values' size at most, not three
+    return noisy
 
 
 def exponential_mechanism_draws(scores, epsilon, sensitivity, size, rng):
