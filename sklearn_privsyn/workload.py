@@ -6,6 +6,11 @@ of k-way marginals, and answers their counting queries. Every cell of every
 chosen marginal is a positive query; query ``q + Q`` is the negation of query
 ``q``. Answers are fractions of rows, computed from per-marginal counts
 (``np.bincount`` on a mixed-radix cell index), never from a dense query matrix.
+
+The encoding of a table (fitting the column coders, ``encode``/``decode`` and
+the one-hot transform) is the private base class ``_BaseTableEncoding``;
+:class:`QueryWorkload` adds the parameters, the choice of marginals and the
+answers.
 """
 
 from __future__ import annotations
@@ -25,7 +30,192 @@ from .marginals import MarginalSet, workload_marginals
 __all__ = ["QueryWorkload"]
 
 
-class QueryWorkload(TransformerMixin, BaseEstimator):
+class _BaseTableEncoding(TransformerMixin, BaseEstimator):
+    """The table-encoding half of :class:`QueryWorkload`, as ``_BaseEncoder`` is scikit-learn's.
+
+    Fits the column coders from the public domain (``domain``, ``bounds``,
+    ``bins``, ``handle_missing``, ``other``, ``points``, ``steps`` of the
+    subclass), encodes and decodes records, and is the one-hot transformer.
+    The subclass's ``_fit(X, n_rows)`` calls :meth:`_fit_encoding`, then
+    fits what it adds (the marginals).
+    """
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.input_tags.categorical = True
+        tags.input_tags.string = True
+        tags.input_tags.allow_nan = bool(_missable(self.handle_missing))
+        tags.transformer_tags.preserves_dtype = []
+        return tags
+
+    def _fit_or_clear(self, X, n_rows=None):
+        self._validate_params()
+        # A failed fit leaves no fitted attribute, never a mix of two fits.
+        self._clear_fitted()
+        try:
+            return self._fit(X, n_rows)
+        except BaseException:
+            self._clear_fitted()
+            raise
+
+    def _clear_fitted(self):
+        for name in [k for k in vars(self) if k.endswith("_") and not k.startswith("__")]:
+            delattr(self, name)
+
+    def _fit_encoding(self, X, n_rows):
+        """Fit the column coders (no value read with ``n_rows``); return the number of rows."""
+        was_frame = isinstance(X, pd.DataFrame)
+        schema_only = n_rows is not None
+        X = self._as_frame(X, fitting=True, schema_only=schema_only)
+        columns = tuple(X.columns)
+        self.n_features_in_ = len(columns)
+        if was_frame and all(isinstance(c, str) for c in columns):
+            self.feature_names_in_ = np.asarray(columns, dtype=object)
+        self.columns_ = columns
+
+        if schema_only:
+            _check_public_domain(X, self.domain, self.bounds, self.bins)
+        encoder, learned = TableEncoder.fit(
+            X, domain=self.domain, bounds=self.bounds, bins=self.bins,
+            missing=_missable(self.handle_missing), clip=self.clip, other=self.other,
+            points=self.points, steps=self.steps,
+        )
+        warn_learned_domain(learned)
+        self._set_encoder(encoder)
+
+        if not schema_only:
+            # Validate every value now, so that errors surface at fit time.
+            encoder.encode(X)
+
+        return X.shape[0] if n_rows is None else n_rows
+
+    def _set_encoder(self, encoder):
+        self.encoder_ = encoder
+        self.domain_sizes_ = encoder.domain_sizes
+        self.categories_ = encoder.categories
+        self.bin_edges_ = encoder.bin_edges
+        self.points_ = encoder.points
+        self.layout_ = encoder.layout
+
+    def _as_frame(self, X, fitting=False, schema_only=False):
+        if schema_only:  # a schema (rows not in memory): columns and dtypes, no rows
+            return _check_schema(X)
+        return frame_with_columns(X, None if fitting else self.columns_, type(self).__name__)
+
+    # ------------------------------------------------------------- encoding
+
+    def encode(self, X):
+        """Encode a table as records (integer codes).
+
+        Parameters
+        ----------
+        X : DataFrame of shape (n_samples, n_columns)
+            A table with the columns seen in fit (matched by name).
+
+        Returns
+        -------
+        records : ndarray of shape (n_samples, n_attributes), dtype intp
+            ``records[i, a]`` is the code of row ``i`` in column ``columns_[a]``.
+
+        Raises
+        ------
+        ValueError
+            If a column holds a value outside its domain (with no ``other``
+            category), a missing value (not declared in ``handle_missing``), a
+            string or an infinity where numbers are expected, or (with ``clip=False``) a
+            number outside its bounds. The message names the column and the
+            kind of problem, never a value or a row. Such an error depends on
+            the data, so it is outside the privacy guarantee: declare the
+            domain so that it cannot happen.
+        """
+        check_is_fitted(self)
+        return self.encoder_.encode(self._as_frame(X))
+
+    def decode(self, records, random_state=None):
+        """Turn records back into a table with the original columns and dtypes.
+
+        Listed values and integer codes decode exactly. A binned numeric value
+        is drawn uniformly within its bin (uniform integers for integer
+        columns). A missing code decodes to a missing value; integer and
+        boolean columns that receive one become float and object columns.
+
+        Parameters
+        ----------
+        records : array-like of shape (n_samples, n_attributes)
+            Integer codes.
+        random_state : int, RandomState, Generator or None, default=None
+            Randomness for binned numeric columns.
+
+        Returns
+        -------
+        X : DataFrame of shape (n_samples, n_columns)
+        """
+        check_is_fitted(self)
+        records = self.layout_.check_records(records)
+        rng = random_state
+        if not isinstance(rng, np.random.Generator):
+            rng = check_random_state(rng)
+        return self.encoder_.decode(records, rng)
+
+    # ------------------------------------------------------------- one-hot
+
+    def transform(self, X):
+        """One-hot encode a table.
+
+        Parameters
+        ----------
+        X : DataFrame of shape (n_samples, n_columns)
+
+        Returns
+        -------
+        onehot : scipy.sparse CSR matrix of shape (n_samples, layout_.n_features)
+            Exactly one 1.0 per column block per row; columns follow
+            :meth:`get_feature_names_out`.
+        """
+        return self.encoder_.to_onehot(self.encode(X))
+
+    def inverse_transform(self, X, random_state=None):
+        """Turn a one-hot matrix (dense or sparse) back into a table.
+
+        Parameters
+        ----------
+        X : array-like or sparse matrix of shape (n_samples, layout_.n_features)
+            Each row must have exactly one 1 in each column's block.
+        random_state : int, RandomState, Generator or None, default=None
+            Randomness for binned numeric columns (see :meth:`decode`).
+
+        Returns
+        -------
+        X_original : DataFrame of shape (n_samples, n_columns)
+        """
+        check_is_fitted(self)
+        return self.decode(self.encoder_.from_onehot(X), random_state=random_state)
+
+    def get_feature_names_out(self, input_features=None):
+        """Names of the one-hot columns: ``"{column}_{value}"``.
+
+        Binned columns use ``"{column}_[lo, hi)"`` (``]`` for the last bin);
+        missing codes use ``"{column}_nan"``.
+
+        Parameters
+        ----------
+        input_features : array-like of str or None, default=None
+            Must equal the fitted column names if given.
+
+        Returns
+        -------
+        feature_names_out : ndarray of str objects
+        """
+        check_is_fitted(self)
+        if input_features is not None and list(input_features) != list(self.columns_):
+            raise ValueError(
+                f"input_features {list(input_features)} differ from the fitted columns "
+                f"{list(self.columns_)}."
+            )
+        return self.encoder_.feature_names()
+
+
+class QueryWorkload(_BaseTableEncoding):
     """Workload of k-way marginal queries over a table with a public domain.
 
     The workload fixes (1) how each column is encoded as integer codes, (2)
@@ -241,16 +431,6 @@ class QueryWorkload(TransformerMixin, BaseEstimator):
         self.steps = steps
         self.random_state = random_state
 
-    def __sklearn_tags__(self):
-        tags = super().__sklearn_tags__()
-        tags.input_tags.categorical = True
-        tags.input_tags.string = True
-        tags.input_tags.allow_nan = bool(self._missable())
-        tags.transformer_tags.preserves_dtype = []
-        return tags
-
-    # ------------------------------------------------------------------ fit
-
     def fit(self, X, y=None):
         """Learn the encoding and choose the marginals.
 
@@ -265,18 +445,7 @@ class QueryWorkload(TransformerMixin, BaseEstimator):
         -------
         self : QueryWorkload
         """
-        self._validate_params()
-        # A failed fit leaves no fitted attribute, never a mix of two fits.
-        self._clear_fitted()
-        try:
-            return self._fit(X)
-        except BaseException:
-            self._clear_fitted()
-            raise
-
-    def _clear_fitted(self):
-        for name in [k for k in vars(self) if k.endswith("_") and not k.startswith("__")]:
-            delattr(self, name)
+        return self._fit_or_clear(X)
 
     def fit_schema(self, X, n_rows):
         """Fit to a table's columns and dtypes alone, for rows that are not in memory.
@@ -300,64 +469,11 @@ class QueryWorkload(TransformerMixin, BaseEstimator):
         -------
         self : QueryWorkload
         """
-        self._validate_params()
-        self._clear_fitted()
-        try:
-            return self._fit(X, n_rows=int(n_rows))
-        except BaseException:
-            self._clear_fitted()
-            raise
+        return self._fit_or_clear(X, n_rows=int(n_rows))
 
-    def _fit(self, X, n_rows=None):
-        was_frame = isinstance(X, pd.DataFrame)
-        schema_only = n_rows is not None
-        X = self._as_frame(X, fitting=True, schema_only=schema_only)
-        columns = tuple(X.columns)
-        self.n_features_in_ = len(columns)
-        if was_frame and all(isinstance(c, str) for c in columns):
-            self.feature_names_in_ = np.asarray(columns, dtype=object)
-        self.columns_ = columns
-
-        if schema_only:
-            self._check_public_domain(X)
-        encoder, learned = TableEncoder.fit(
-            X, domain=self.domain, bounds=self.bounds, bins=self.bins,
-            missing=self._missable(), clip=self.clip, other=self.other,
-            points=self.points, steps=self.steps,
-        )
-        warn_learned_domain(learned)
-        self._set_encoder(encoder)
-
-        if not schema_only:
-            # Validate every value now, so that errors surface at fit time.
-            encoder.encode(X)
-
-        self._fit_marginals(n_rows=X.shape[0] if n_rows is None else n_rows)
+    def _fit(self, X, n_rows):
+        self._fit_marginals(self._fit_encoding(X, n_rows))
         return self
-
-    def _check_public_domain(self, X):
-        """Raise naming the columns whose domain would have to be learned from values."""
-        domain, bounds = self.domain or {}, self.bounds or {}
-        edges = self.bins if isinstance(self.bins, dict) else {}
-        unknown = [
-            c for c in X.columns
-            if c not in domain and c not in bounds and np.ndim(edges.get(c, 0)) != 1
-            and not pd.api.types.is_bool_dtype(X[c].dtype)
-        ]
-        if unknown:
-            raise ValueError(
-                f"Columns {unknown} have no public domain: rows that are not in memory "
-                "(a Dask DataFrame) are never read to learn one. Give their values or sizes "
-                "in domain=, or bounds= (and bins=) for numbers."
-            )
-
-    def _set_encoder(self, encoder):
-        self.encoder_ = encoder
-        self.domain_sizes_ = encoder.domain_sizes
-        self.categories_ = encoder.categories
-        self.bin_edges_ = encoder.bin_edges
-        self.points_ = encoder.points
-        self.layout_ = encoder.layout
 
     def _replace_coders(self, coders):
         """Replace some columns' coders of a fitted workload, keeping its marginals.
@@ -369,155 +485,25 @@ class QueryWorkload(TransformerMixin, BaseEstimator):
         check_is_fitted(self)
         self._set_encoder(self.encoder_.replace_coders(coders))
         index = {c: a for a, c in enumerate(self.columns_)}
-        chosen = [tuple(index[c] for c in m) for m in self.marginals_]
-        marginal_set = MarginalSet(self.layout_, chosen, names=self.columns_)
-        self.marginal_set_ = marginal_set
-        self.marginal_offsets_ = marginal_set.offsets
-        self.n_queries_ = marginal_set.n_queries
-        self.marginal_of_query_ = marginal_set.marginal_of_query
+        self._set_marginals([tuple(index[c] for c in m) for m in self.marginals_])
         return self
 
-    def _missable(self):
-        """Columns that may be missing: True (every column), False (none) or a list."""
-        if isinstance(self.handle_missing, str):
-            return self.handle_missing == "category"
-        return list(self.handle_missing)
-
-    def _as_frame(self, X, fitting=False, schema_only=False):
-        if schema_only:  # a schema (rows not in memory): columns and dtypes, no rows
-            duplicated = X.columns[X.columns.duplicated()].unique().tolist()
-            if duplicated:
-                raise ValueError(f"X has duplicate column names: {duplicated}.")
-            if X.shape[1] == 0:
-                raise ValueError("Found a table with 0 columns while a minimum of 1 is required.")
-            return X
-        return frame_with_columns(X, None if fitting else self.columns_, type(self).__name__)
-
     def _fit_marginals(self, n_rows):
-        columns = self.columns_
         chosen, self.n_eligible_marginals_ = workload_marginals(
-            self.layout_.block_sizes, columns, marginals=self.marginals, k=self.k,
+            self.layout_.block_sizes, self.columns_, marginals=self.marginals, k=self.k,
             n_marginals=self.n_marginals, max_cells=self.max_cells, n_rows=n_rows,
             random_state=self.random_state,
         )
-        marginal_set = MarginalSet(self.layout_, chosen, names=columns)
+        self._set_marginals(chosen)
+
+    def _set_marginals(self, chosen):
+        """The fitted attributes of the chosen marginals (tuples of attribute indices)."""
+        marginal_set = MarginalSet(self.layout_, chosen, names=self.columns_)
         self.marginal_set_ = marginal_set
-        self.marginals_ = tuple(tuple(columns[a] for a in m) for m in chosen)
+        self.marginals_ = tuple(tuple(self.columns_[a] for a in m) for m in chosen)
         self.marginal_offsets_ = marginal_set.offsets
         self.n_queries_ = marginal_set.n_queries
         self.marginal_of_query_ = marginal_set.marginal_of_query
-
-    # ------------------------------------------------------------- encoding
-
-    def encode(self, X):
-        """Encode a table as records (integer codes).
-
-        Parameters
-        ----------
-        X : DataFrame of shape (n_samples, n_columns)
-            A table with the columns seen in fit (matched by name).
-
-        Returns
-        -------
-        records : ndarray of shape (n_samples, n_attributes), dtype intp
-            ``records[i, a]`` is the code of row ``i`` in column ``columns_[a]``.
-
-        Raises
-        ------
-        ValueError
-            If a column holds a value outside its domain (with no ``other``
-            category), a missing value (not declared in ``handle_missing``), a
-            string or an infinity where numbers are expected, or (with ``clip=False``) a
-            number outside its bounds. The message names the column and the
-            kind of problem, never a value or a row. Such an error depends on
-            the data, so it is outside the privacy guarantee: declare the
-            domain so that it cannot happen.
-        """
-        check_is_fitted(self)
-        return self.encoder_.encode(self._as_frame(X))
-
-    def decode(self, records, random_state=None):
-        """Turn records back into a table with the original columns and dtypes.
-
-        Listed values and integer codes decode exactly. A binned numeric value
-        is drawn uniformly within its bin (uniform integers for integer
-        columns). A missing code decodes to a missing value; integer and
-        boolean columns that receive one become float and object columns.
-
-        Parameters
-        ----------
-        records : array-like of shape (n_samples, n_attributes)
-            Integer codes.
-        random_state : int, RandomState, Generator or None, default=None
-            Randomness for binned numeric columns.
-
-        Returns
-        -------
-        X : DataFrame of shape (n_samples, n_columns)
-        """
-        check_is_fitted(self)
-        records = self.layout_.check_records(records)
-        rng = random_state
-        if not isinstance(rng, np.random.Generator):
-            rng = check_random_state(rng)
-        return self.encoder_.decode(records, rng)
-
-    # ------------------------------------------------------------- one-hot
-
-    def transform(self, X):
-        """One-hot encode a table.
-
-        Parameters
-        ----------
-        X : DataFrame of shape (n_samples, n_columns)
-
-        Returns
-        -------
-        onehot : scipy.sparse CSR matrix of shape (n_samples, layout_.n_features)
-            Exactly one 1.0 per column block per row; columns follow
-            :meth:`get_feature_names_out`.
-        """
-        return self.encoder_.to_onehot(self.encode(X))
-
-    def inverse_transform(self, X, random_state=None):
-        """Turn a one-hot matrix (dense or sparse) back into a table.
-
-        Parameters
-        ----------
-        X : array-like or sparse matrix of shape (n_samples, layout_.n_features)
-            Each row must have exactly one 1 in each column's block.
-        random_state : int, RandomState, Generator or None, default=None
-            Randomness for binned numeric columns (see :meth:`decode`).
-
-        Returns
-        -------
-        X_original : DataFrame of shape (n_samples, n_columns)
-        """
-        check_is_fitted(self)
-        return self.decode(self.encoder_.from_onehot(X), random_state=random_state)
-
-    def get_feature_names_out(self, input_features=None):
-        """Names of the one-hot columns: ``"{column}_{value}"``.
-
-        Binned columns use ``"{column}_[lo, hi)"`` (``]`` for the last bin);
-        missing codes use ``"{column}_nan"``.
-
-        Parameters
-        ----------
-        input_features : array-like of str or None, default=None
-            Must equal the fitted column names if given.
-
-        Returns
-        -------
-        feature_names_out : ndarray of str objects
-        """
-        check_is_fitted(self)
-        if input_features is not None and list(input_features) != list(self.columns_):
-            raise ValueError(
-                f"input_features {list(input_features)} differ from the fitted columns "
-                f"{list(self.columns_)}."
-            )
-        return self.encoder_.feature_names()
 
     # -------------------------------------------------------------- answers
 
@@ -565,3 +551,37 @@ class QueryWorkload(TransformerMixin, BaseEstimator):
         """
         check_is_fitted(self)
         return self.marginal_set_.query_literals(query_ids)
+
+
+def _missable(handle_missing):
+    """Columns that may be missing: True (every column), False (none) or a list."""
+    if isinstance(handle_missing, str):
+        return handle_missing == "category"
+    return list(handle_missing)
+
+
+def _check_schema(X):
+    """A table's schema (columns and dtypes, rows not in memory), checked as a frame would be."""
+    duplicated = X.columns[X.columns.duplicated()].unique().tolist()
+    if duplicated:
+        raise ValueError(f"X has duplicate column names: {duplicated}.")
+    if X.shape[1] == 0:
+        raise ValueError("Found a table with 0 columns while a minimum of 1 is required.")
+    return X
+
+
+def _check_public_domain(X, domain, bounds, bins):
+    """Raise naming the columns whose domain would have to be learned from values."""
+    domain, bounds = domain or {}, bounds or {}
+    edges = bins if isinstance(bins, dict) else {}
+    unknown = [
+        c for c in X.columns
+        if c not in domain and c not in bounds and np.ndim(edges.get(c, 0)) != 1
+        and not pd.api.types.is_bool_dtype(X[c].dtype)
+    ]
+    if unknown:
+        raise ValueError(
+            f"Columns {unknown} have no public domain: rows that are not in memory "
+            "(a Dask DataFrame) are never read to learn one. Give their values or sizes "
+            "in domain=, or bounds= (and bins=) for numbers."
+        )

@@ -10,7 +10,7 @@ import pytest
 from scipy import optimize, stats
 from sklearn.utils.estimator_checks import parametrize_with_checks
 
-import sklearn_privsyn.adaptive._estimator as adaptive_module
+import sklearn_privsyn.adaptive._schedules as schedules_module
 import sklearn_privsyn.adaptive._selection as selection_module
 from sklearn_privsyn import AdaptiveProjection, QueryWorkload
 from sklearn_privsyn.adaptive import (
@@ -19,7 +19,7 @@ from sklearn_privsyn.adaptive import (
     candidate_marginals,
     workload_redundancy,
 )
-from sklearn_privsyn.adaptive._estimator import REDUNDANT_ALL_AT_ONCE_NOISE, SELECTION_NOISE
+from sklearn_privsyn.adaptive._rules import REDUNDANT_ALL_AT_ONCE_NOISE, SELECTION_NOISE
 from sklearn_privsyn.exceptions import SolverWarning
 from sklearn_privsyn.privacy import epsilon_to_rho, gaussian_mechanism
 from sklearn_privsyn.adaptive._projection import _local_cells
@@ -226,8 +226,8 @@ def totals(est):
 @pytest.mark.parametrize("epsilon", [0.3, 1.0, 4.0])
 def test_measure_everything_runs_and_charges_one_gaussian(epsilon, monkeypatch):
     X = data()
-    gauss = Recorder(adaptive_module.gaussian_mechanism)
-    monkeypatch.setattr(adaptive_module, "gaussian_mechanism", gauss)
+    gauss = Recorder(schedules_module.gaussian_mechanism)
+    monkeypatch.setattr(schedules_module, "gaussian_mechanism", gauss)
     est = fit(X, epsilon=epsilon, rounds=1)
     n, M = len(X), len(est.workload_.marginals_)
     rho = epsilon_to_rho(epsilon, 1 / n**2)
@@ -313,10 +313,10 @@ def test_adaptive_selection_runs_exactly_the_mechanisms_it_charges(rounds, share
 def test_rounds_zero_measures_only_the_one_way_marginals_with_the_whole_budget(representation,
                                                                                monkeypatch):
     X = data()
-    select = Recorder(adaptive_module.exponential_mechanism)
-    gauss = Recorder(adaptive_module.gaussian_mechanism)
-    monkeypatch.setattr(adaptive_module, "exponential_mechanism", select)
-    monkeypatch.setattr(adaptive_module, "gaussian_mechanism", gauss)
+    select = Recorder(selection_module.exponential_mechanism)
+    gauss = Recorder(schedules_module.gaussian_mechanism)
+    monkeypatch.setattr(selection_module, "exponential_mechanism", select)
+    monkeypatch.setattr(schedules_module, "gaussian_mechanism", gauss)
     est = fit(X, rounds=0, representation=representation)
     n, d = len(X), X.shape[1]
     rho = epsilon_to_rho(1.0, 1 / n**2)
@@ -365,7 +365,7 @@ def test_measurement_noise_is_gaussian_with_the_charged_sigma(rounds, monkeypatc
         outputs.append((np.asarray(values), noisy, sigma))
         return noisy
 
-    monkeypatch.setattr(adaptive_module, "gaussian_mechanism", recording)
+    monkeypatch.setattr(schedules_module, "gaussian_mechanism", recording)
     X = data(n=500, n_cols=6, size=5)
     monkeypatch.setattr(selection_module, "gaussian_mechanism", recording)
     X = data(n=500, n_cols=6, size=5)

@@ -48,3 +48,23 @@ def test_no_module_imports_a_private_name_from_another():
     # private modules with public names are fine; `from .x import _name` is not
     found = [hit for path in sorted(PACKAGE.rglob("*.py")) for hit in _private_imports(path)]
     assert found == []
+
+
+# Issue 23: modules that show the architecture stay readable.
+MAX_MODULE_LINES = 600
+MAX_CLASS_LINES = 450
+
+
+def test_no_module_or_class_grows_past_its_size_limit():
+    too_long = []
+    for path in sorted(PACKAGE.rglob("*.py")):
+        text = path.read_text(encoding="utf-8")
+        where = path.relative_to(PACKAGE)
+        if len(text.splitlines()) >= MAX_MODULE_LINES:
+            too_long.append(f"{where}: {len(text.splitlines())} lines")
+        for node in ast.walk(ast.parse(text)):
+            if isinstance(node, ast.ClassDef):
+                size = node.end_lineno - node.lineno + 1
+                if size >= MAX_CLASS_LINES:
+                    too_long.append(f"{where}: class {node.name} {size} lines")
+    assert too_long == []

@@ -42,11 +42,13 @@ import pandas as pd
 import pytest
 from scipy import stats
 
-import sklearn_privsyn.adaptive._estimator as adaptive_module
+import sklearn_privsyn.adaptive._fitting as fitting_module
+import sklearn_privsyn.adaptive._schedules as schedules_module
 import sklearn_privsyn.adaptive._selection as selection_module
 import sklearn_privsyn.dualquery as dualquery_module
 import sklearn_privsyn.fem as fem_module
 import sklearn_privsyn.mwem as mwem_module
+import sklearn_privsyn.number_measurement as number_measurement_module
 import sklearn_privsyn.numbers as numbers_module
 from sklearn_privsyn import DQRS, FEM, MWEM, AdaptiveProjection, DualQuery, QueryWorkload, SepFEM
 from sklearn_privsyn.registry import all_synthesizers
@@ -704,7 +706,7 @@ class UniformProjection:
 
 
 def _uniform_projection(monkeypatch):
-    monkeypatch.setattr(adaptive_module, "Projection", UniformProjection)
+    monkeypatch.setattr(fitting_module, "Projection", UniformProjection)
 
 
 def noise_scaled_down(factor, mechanism=gaussian_mechanism):
@@ -789,7 +791,7 @@ def _adaptive_gaussian_audit(rounds):
                                  solver="brute", representation="records")
         return dict(est=est, D=D, D2=D2, more="D2", bound=gaussian_mu_lower_bound,
                     max_alpha=0.01, claim=mu, claim_of=_gaussian_claim, stub="reduced",
-                    broken=(adaptive_module, "gaussian_mechanism",
+                    broken=(schedules_module, "gaussian_mechanism",
                             noise_scaled_down(math.sqrt(2))),
                     event=lambda e: e.measurements_[1] - e.measurements_[0] > GAUSSIAN_T,
                     p_broken=(stats.norm.cdf(mu / math.sqrt(2)),
@@ -838,7 +840,7 @@ class UniformGraphicalFit:
         return np.ones(len(candidates.marginals), dtype=bool)
 
     def finish(self, est):
-        return adaptive_module._GraphicalResult(self.model, 0.0, 0, "uniform")
+        return fitting_module.GraphicalResult(self.model, 0.0, 0, "uniform")
 
 
 def _first_selection_claim(est):
@@ -896,7 +898,7 @@ def _numbers_audit():
     mu = math.sqrt(2 * GAUSSIAN_RHO)
     return dict(est=est, D=D, D2=D2, more="D2", bound=gaussian_mu_lower_bound, max_alpha=0.01,
                 claim=mu, claim_of=_numbers_claim,
-                broken=(numbers_module, "number_histogram",
+                broken=(number_measurement_module, "number_histogram",
                         noise_scaled_down(math.sqrt(2), number_histogram)),
                 event=event,
                 p_broken=(stats.norm.cdf(mu / math.sqrt(2)), stats.norm.cdf(-mu / math.sqrt(2))))
@@ -950,7 +952,7 @@ def end_to_end_audit(name, alpha, power, monkeypatch, full=False, breaker=break_
     if design.get("stub") == "always" or (design.get("stub") == "reduced" and not full):
         _uniform_projection(monkeypatch)
     if design.get("stub") == "graphical":
-        monkeypatch.setattr(adaptive_module, "_GraphicalFit", UniformGraphicalFit)
+        monkeypatch.setattr(schedules_module, "GraphicalFit", UniformGraphicalFit)
     expected_claim, bound = design.get("claim", CLAIM), design.get("bound", epsilon_lower_bound)
     alpha = min(alpha, design.get("max_alpha", alpha))
     p_more, p_less = design["p_broken"]
@@ -989,7 +991,7 @@ def understated_gaussian_sensitivity(design, monkeypatch):
     """The estimator believes its measurement's sensitivity is half the true one: sigma
     and the charge both follow the belief, so the ledger is consistent and the noise
     has half the scale it needs (rho off by 4)."""
-    for module in (adaptive_module, selection_module):
+    for module in (schedules_module, selection_module):
         for name in ("gaussian_sigma", "gaussian_mechanism_rho"):
             real = getattr(module, name)
             monkeypatch.setattr(module, name,
@@ -998,8 +1000,9 @@ def understated_gaussian_sensitivity(design, monkeypatch):
 
 def understated_numbers_sensitivity(design, monkeypatch):
     """The numbers' plan believes the sensitivity is half the true one (rho off by 4)."""
-    real = numbers_module.numbers_sensitivity
-    monkeypatch.setattr(numbers_module, "numbers_sensitivity", lambda g, n: real(g, n) / 2)
+    real = number_measurement_module.numbers_sensitivity
+    monkeypatch.setattr(number_measurement_module, "numbers_sensitivity",
+                        lambda g, n: real(g, n) / 2)
 
 
 def test_numbers_audit_catches_a_sensitivity_off_by_two(monkeypatch):

@@ -1,7 +1,14 @@
 """AdaptiveProjection, how it chooses what to measure, and the representations it fits.
 
-* ``_estimator.py``: :class:`AdaptiveProjection`, its default rules
-  (:func:`adaptive_default_rounds`, :func:`adaptive_default_representation`);
+* ``_estimator.py``: :class:`AdaptiveProjection` (parameters, fitted
+  attributes, sampling);
+* ``_rules.py``: its default rules and their constants, from public
+  quantities only (:func:`adaptive_default_rounds`,
+  :func:`adaptive_default_representation`, :func:`workload_redundancy`);
+* ``_schedules.py``: the three measurement schedules (everything at once,
+  1-way marginals only, adaptive selection), where the fit reads private data;
+* ``_fitting.py``: fitting the chosen representation to the noisy
+  measurements, once or after every round of selection (post-processing);
 * ``_selection.py``: adaptive selection (which marginals to measure, with how
   much of the budget): :func:`candidate_marginals`, :func:`measure_adaptively`;
 * ``_graphical.py``: the graphical model over the measured marginals
@@ -12,20 +19,13 @@
 * ``_product_mixture.py``: the mixture of product distributions:
   :func:`fit_product_mixture`, :class:`ProductMixture`.
 
-Only the estimator and the selection read private data, through the
+Only the schedules and the selection read private data, through the
 mechanisms of :mod:`sklearn_privsyn.privacy`; the three representations are
 post-processing of the noisy measurements. ``sklearn_privsyn.projection`` and
 ``sklearn_privsyn.product_mixture`` re-export their names from here.
 """
 
-from ._estimator import (
-    ALL_AT_ONCE_NOISE,
-    PRODUCTS_COLUMNS,
-    AdaptiveProjection,
-    adaptive_default_representation,
-    adaptive_default_rounds,
-    workload_redundancy,
-)
+from ._estimator import AdaptiveProjection
 from ._graphical import GraphicalModel, junction_tree, junction_tree_size
 from ._product_mixture import (
     ProductMixture,
@@ -40,6 +40,13 @@ from ._projection import (
     checked_targets,
     project,
     zeroed_targets,
+)
+from ._rules import (
+    ALL_AT_ONCE_NOISE,
+    PRODUCTS_COLUMNS,
+    adaptive_default_representation,
+    adaptive_default_rounds,
+    workload_redundancy,
 )
 from ._selection import Candidates, candidate_marginals, measure_adaptively, round_noise
 

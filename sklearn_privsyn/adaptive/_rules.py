@@ -1,0 +1,305 @@
+"""AdaptiveProjection's rules: how many rounds, which representation, and their constants.
+
+Every rule here reads public quantities only (the number of rows, the
+budget, the workload's marginals and the table's width), so choosing a
+schedule or a representation costs no privacy. The constants were chosen on
+the development suite of real tables and generated tables together
+(``docs/algorithms/adaptive.rst``, ``benchmarks/notes/selection.md``).
+"""
+
+import itertools
+import math
+
+import numpy as np
+
+__all__ = [
+    "ALL_AT_ONCE_NOISE",
+    "BUDGET_MARGIN",
+    "GRAPHICAL_ITER_FACTOR",
+    "GRAPHICAL_MAX_CELLS",
+    "GRAPHICAL_ZERO_TEST",
+    "MAX_ROUNDS_PER_COLUMN",
+    "PRODUCTS_COLUMNS",
+    "PRODUCT_ITER_FACTOR",
+    "REDUNDANT_ALL_AT_ONCE_NOISE",
+    "SELECTION_NOISE",
+    "SPARSE_REDUNDANCY",
+    "WIDE_INNER_QP_ITER",
+    "WIDE_MARGINALS",
+    "ZERO_MAX_MASS",
+    "ZERO_TEST",
+    "adaptive_default_representation",
+    "adaptive_default_rounds",
+    "all_at_once_sd",
+    "structural_zeros",
+    "workload_redundancy",
+]
+
+# Charges are planned this fraction below their share of the budget, so that
+# rounding in sigma -> rho can never push the ledger's total over the budget.
+BUDGET_MARGIN = 1e-9
+
+# zero_test="auto" with every marginal measured at once: answers below 2 noise sd
+# count as zero in the final re-weighting (chosen on generated tables, see the docs).
+ZERO_TEST = 2.0
+
+# representation="products": L-BFGS iterations of the final fit per unit of
+# max_iter (each adaptive round's intermediate fit, warm-started from the
+# previous round's, runs max_iter iterations).
+PRODUCT_ITER_FACTOR = 5
+
+# Records' Frank-Wolfe on workloads of at least WIDE_MARGINALS marginals re-weights
+# by WIDE_INNER_QP_ITER accelerated steps an iteration (warm), then 300 at the end:
+# a step costs n_records * n_marginals, and 300 a step made ACS-schema fits with
+# 4,096 marginals spend most of their time there (benchmarks/notes/wide.md).
+# Smaller workloads (the paper's 64 marginals) keep 300 an iteration.
+WIDE_MARGINALS = 1024
+WIDE_INNER_QP_ITER = 30
+
+#: Largest number of columns at which the default representation may be the
+#: mixture of products (see adaptive_default_representation).
+PRODUCTS_COLUMNS = 32
+
+#: Largest per-cell noise sd at which the default measures every marginal at
+#: once when the workload's marginals share few pairs of columns (redundancy at
+#: most SPARSE_REDUNDANCY; see adaptive_default_rounds): every marginal is then
+#: measured as precisely as an adaptive round would measure one (SELECTION_NOISE).
+ALL_AT_ONCE_NOISE = 0.018
+
+#: The same when they share many (every 3-way marginal of a table, say).
+REDUNDANT_ALL_AT_ONCE_NOISE = 0.003
+
+#: Largest workload redundancy (workload_redundancy) counted as sparse.
+SPARSE_REDUNDANCY = 3.0
+
+#: Per-cell noise sd each adaptive round's measurement is planned for: the
+#: default plans floor((1 - selection_share) rho (n SELECTION_NOISE)**2) rounds.
+SELECTION_NOISE = 0.018
+
+#: At most this many planned rounds per column (AIM's 16 d, the 1-way
+#: marginals' d included).
+MAX_ROUNDS_PER_COLUMN = 15
+
+#: Largest junction tree (total cells of its cliques) the graphical model may
+#: grow to; a round may take a marginal only while the tree stays below this
+#: times the share of the budget spent so far (small models first, as in AIM).
+GRAPHICAL_MAX_CELLS = 1_000_000
+
+# representation="graphical": mirror-descent steps of the final fit per unit of
+# max_iter (each adaptive round's refit, warm-started, runs max_iter steps).
+GRAPHICAL_ITER_FACTOR = 5
+
+# zero_test="auto" with the graphical model: a cell of a measured marginal of two
+# or more columns whose noisy answer is below 2 noise sd is a structural zero, when
+# 2 sd is at most ZERO_MAX_MASS (so a real cell wrongly zeroed holds little).
+GRAPHICAL_ZERO_TEST = 2.0
+ZERO_MAX_MASS = 0.01
+
+
+def all_at_once_sd(n, rho, n_marginals):
+    """Per-cell noise sd when ``n_marginals`` marginals share ``rho`` (sensitivity sqrt(2)/n each)."""
+    return math.sqrt(n_marginals / rho) / n
+
+
+def workload_redundancy(marginals):
+    """How many of the workload's marginals hold each pair of columns, on average.
+
+    The mean, over the pairs of columns that some marginal holds, of the
+    number of marginals holding the pair: about 2 for 64 random 3-way
+    marginals of 14 columns, ``d - 2`` for every 3-way marginal of ``d``
+    columns; 0 when no marginal holds two columns. Public: it reads the
+    workload's marginals only.
+
+    Examples
+    --------
+    >>> workload_redundancy([(0, 1, 2), (0, 1, 3)])
+    1.2
+    >>> workload_redundancy([(0,), (1,)])
+    0.0
+    """
+    counts = {}
+    for m in marginals:
+        for pair in itertools.combinations(sorted(set(int(a) for a in m)), 2):
+            counts[pair] = counts.get(pair, 0) + 1
+    return float(np.mean(list(counts.values()))) if counts else 0.0
+
+
+def adaptive_default_rounds(n, rho, n_marginals, n_columns=None, redundancy=0.0, *,
+                            selection_share=0.1):
+    """Rounds of measurement: 1 (all at once), ``T >= 2`` (adaptive selection) or 0 (1-way only).
+
+    Measuring all ``M`` marginals at once gives every cell Gaussian noise of
+    standard deviation ``sigma_all = sqrt(M / rho) / n``. The rule:
+
+    1. **Everything at once** (1) while ``sigma_all`` is at most
+       ``ALL_AT_ONCE_NOISE`` (0.018, the noise an adaptive round is planned
+       for: every marginal is then measured as precisely as a round would
+       measure one) for a workload whose marginals share few pairs of
+       columns (``redundancy`` at most ``SPARSE_REDUNDANCY``, 3: a random
+       subset of the 3-way marginals), or at most
+       ``REDUNDANT_ALL_AT_ONCE_NOISE`` (0.003) when they share many (every
+       3-way marginal: the redundancy is ``d - 2``). Measured at once, a
+       redundant workload pays for each pair of columns many times over;
+       selection pays once for the pairs that carry structure.
+    2. Otherwise **adaptive selection** planned for
+       ``T = min(floor((1 - selection_share) rho (n SELECTION_NOISE)**2) - d,
+       MAX_ROUNDS_PER_COLUMN d)`` rounds after the 1-way marginals of the
+       ``d = n_columns`` columns: the number of rounds whose measurements
+       would each have noise ``SELECTION_NOISE`` (0.018) a cell, counting the
+       1-way marginals as ``d`` of them, capped as AIM caps its rounds at
+       ``16 d``. Annealing then spends the budget in fewer, more precise
+       rounds where the data allow (:mod:`._selection`).
+    3. **The 1-way marginals only** (0) when that leaves fewer than 2 rounds:
+       the whole budget cannot measure the 1-way marginals and two more at
+       that noise.
+
+    Only public quantities enter: ``n`` (public under replace-one
+    neighbours), ``rho``, the number of marginals, of columns and the
+    workload's redundancy (:func:`workload_redundancy`). Without
+    ``n_columns`` the rule never selects (1 or 0).
+
+    The constants were chosen on the development suite of real tables
+    (``../shared/datasets/REAL.md``) and generated tables together (see
+    ``docs/algorithms/adaptive.rst`` and ``benchmarks/notes/selection.md``).
+
+    Parameters
+    ----------
+    n : int
+        Number of rows.
+    rho : float
+        zCDP budget.
+    n_marginals : int
+        Number of workload marginals ``M``.
+    n_columns : int, default=None
+        Number of columns ``d``.
+    redundancy : float, default=0.0
+        :func:`workload_redundancy` of the workload's marginals.
+    selection_share : float, default=0.1
+        Share of each round's budget spent on the selection.
+
+    Returns
+    -------
+    rounds : int
+
+    Examples
+    --------
+    >>> adaptive_default_rounds(48842, 0.000167, 64, 14, 2.1)  # ADULT, 64 marginals, eps 0.1
+    1
+    >>> adaptive_default_rounds(48842, 0.0143, 455, 15, 13.0)  # raw Adult, every 3-way, eps 1
+    225
+    >>> adaptive_default_rounds(3000, 0.000256, 165, 11, 9.0)  # 3,000 rows, eps 0.1
+    0
+    """
+    limit = ALL_AT_ONCE_NOISE if redundancy <= SPARSE_REDUNDANCY else REDUNDANT_ALL_AT_ONCE_NOISE
+    if all_at_once_sd(n, rho, n_marginals) <= limit:
+        return 1
+    if n_columns is None:
+        return 0
+    units = math.floor((1.0 - selection_share) * rho * (n * SELECTION_NOISE) ** 2)
+    rounds = min(units - int(n_columns), MAX_ROUNDS_PER_COLUMN * int(n_columns))
+    return int(rounds) if rounds >= 2 else 0
+
+
+def adaptive_default_representation(n, rho, n_marginals, rounds, products_noise=0.005,
+                                    n_columns=None, products_columns=None):
+    """The representation fitted: graphical model, mixture of products or weighted records.
+
+    With adaptive selection (``rounds >= 2``) it is the graphical model
+    (:class:`~sklearn_privsyn.adaptive.GraphicalModel`): a few marginals are
+    measured, and the maximum-entropy model over them infers the others
+    (on the development suite it had lower mean error and TVD than records
+    or products after the same selection; ``benchmarks/notes/selection.md``).
+    With every marginal measured at once (``rounds == 1``) each cell has
+    noise of standard deviation ``sigma_all = sqrt(M / rho) / n``. When
+    ``sigma_all`` is at least ``products_noise`` the noisy answers are fitted
+    by a mixture of product distributions, otherwise (little noise, or
+    adaptive rounds) by weighted records. Only public quantities enter.
+    Chosen on generated tables (latent-class and Bayesian-network tables,
+    with and without dominant values; ``benchmarks/bench_adaptive.py --data
+    generated --generator ... --representation records products``): measured
+    all at once, the mixture of products had 15-42% lower mean error than
+    the records at every noise level, and as low a max error (within the
+    seeds' spread) at ``sigma_all`` of 0.0085 and above, but 1.8 to 3.6
+    times the records' at 0.0014 (48,842 rows, ``epsilon = 1``), where the
+    records fit the large cells that a few products cannot; in adaptive
+    rounds (few marginals measured) the records had the lower max error in
+    11 of 12 settings. With only the 1-way marginals measured
+    (``rounds == 0``) it is products: one product distribution, the
+    independence model.
+
+    The table's width enters too: a mixture of a few products is a
+    latent-class model, one pattern of dependence a component, and on wide
+    tables with many dependent column pairs it cannot hold them all. With
+    more than ``products_columns`` columns (``PRODUCTS_COLUMNS``, 32) the
+    records are used where everything is measured at once: on a
+    Bayesian-network table on the 80-column ACS schema (50,000 rows, 4,096
+    marginals measured at once at ``sigma_all = 0.0107``) the products missed
+    cells of small, precisely measured marginals by up to 0.17, three times
+    the noise floor (32 components: 0.14), where the records ended at 0.083
+    (``benchmarks/notes/wide.md``). ``n_columns=None`` leaves width out.
+
+    Parameters
+    ----------
+    n : int
+        Number of rows.
+    rho : float
+        zCDP budget.
+    n_marginals : int
+        Number of workload marginals ``M``.
+    rounds : int
+        Rounds of measurement (0: 1-way marginals only, 1: every marginal at once).
+    products_noise : float, default=0.005
+        Smallest ``sigma_all`` at which products are used.
+    n_columns : int, default=None
+        Number of columns of the table (None: width is not considered).
+    products_columns : int, default=None
+        Largest number of columns at which products are used
+        (None: ``PRODUCTS_COLUMNS``).
+
+    Returns
+    -------
+    representation : {"records", "products", "graphical"}
+
+    Examples
+    --------
+    >>> adaptive_default_representation(48842, 0.000167, 64, 1)
+    'products'
+    >>> adaptive_default_representation(48842, 0.0143, 64, 1)
+    'records'
+    >>> adaptive_default_representation(7000, 0.000221, 64, 3)
+    'graphical'
+    >>> adaptive_default_representation(48842, 0.000167, 64, 1, n_columns=80)
+    'records'
+    """
+    if rounds >= 2:
+        return "graphical"
+    if rounds == 0:
+        return "products"
+    limit = PRODUCTS_COLUMNS if products_columns is None else products_columns
+    narrow = n_columns is None or n_columns <= limit
+    if rounds == 1 and narrow and all_at_once_sd(n, rho, n_marginals) >= products_noise:
+        return "products"
+    return "records"
+
+
+def structural_zeros(noisy, sd, z, max_mass=ZERO_MAX_MASS):
+    """Cells of a measured marginal that the graphical model fixes at zero.
+
+    A cell whose noisy answer is below ``z`` noise sd cannot be told from
+    an empty cell by a one-sided test at that level. It is fixed at zero
+    (no synthetic row will hold it) only where ``z`` sd is at most
+    ``max_mass``: a real cell wrongly zeroed then holds little mass, while
+    at a thin budget, where small real cells are below ``z`` sd too, the
+    fit keeps them. Reads only noisy answers and their public sd.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> structural_zeros(np.array([0.5, 0.001, 0.499]), 0.001, 2.0).tolist()
+    [False, True, False]
+    >>> structural_zeros(np.array([0.5, 0.001, 0.499]), 0.01, 2.0).tolist()
+    [False, False, False]
+    """
+    noisy = np.asarray(noisy, dtype=float)
+    sd = np.broadcast_to(np.asarray(sd, dtype=float), noisy.shape)
+    return (noisy < z * sd) & (z * sd <= max_mass)

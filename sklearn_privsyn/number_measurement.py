@@ -1,0 +1,352 @@
+"""The numbers' mechanism: planning the fine grids of binned columns and measuring them.
+
+What :mod:`sklearn_privsyn.numbers` describes, the private side of it: the
+public grid of every binned column (:class:`NumberGrid`), the plan of one
+Gaussian measurement of all of them (:func:`plan_numbers`: the share of the
+budget, the trees' depths, the L2 sensitivity :func:`numbers_sensitivity`)
+and the measurement itself (:func:`measure_numbers`, the mechanism
+:func:`~sklearn_privsyn.privacy.number_histogram`, charged to the ledger).
+The post-processing of its noisy vector (:func:`~sklearn_privsyn.numbers.refine_coder`)
+is in :mod:`sklearn_privsyn.numbers`, which re-exports every name here.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, replace
+
+import numpy as np
+
+from .counts import is_dask_frame
+from .privacy import gaussian_mechanism_rho, gaussian_sigma, number_histogram
+
+__all__ = [
+    "LEVELS_MAX",
+    "LEVELS_MIN",
+    "NOISE_MAX",
+    "SHARE_MAX",
+    "SHARE_MIN",
+    "NumberGrid",
+    "NumberPlan",
+    "default_number_share",
+    "measure_numbers",
+    "number_counts",
+    "numbers_sensitivity",
+    "plan_numbers",
+    "round_grid_values",
+]
+
+#: Deepest tree: at most 2**LEVELS_MAX leaves a column.
+LEVELS_MAX = 10
+#: Shallowest tree of a grid of cells.
+LEVELS_MIN = 3
+#: Bounds of the default share of the budget.
+SHARE_MIN, SHARE_MAX = 0.05, 0.25
+#: The default measures nothing when its noise sd (a fraction of the rows) would exceed
+#: this: the largest per-cell noise at which AdaptiveProjection measures marginals at all.
+NOISE_MAX = 0.03
+
+# Planned charges sit this fraction below their share, so that rounding in
+# sigma -> rho can never push the ledger over the budget.
+_BUDGET_MARGIN = 1e-9
+
+
+def round_grid_values(values):
+    """Grid values without binary noise (``0.1 * 3`` is ``0.3``)."""
+    return np.round(values, 12)
+
+
+def _round_numbers(lo, hi, step):
+    """0, the bounds, and numbers ``d * 10**k`` (``d`` up to 99) of the top three decades."""
+    found = {float(lo), float(hi)}
+    if lo <= 0 <= hi:
+        found.add(0.0)
+    span = max(abs(lo), abs(hi))
+    if span > 0:
+        top = int(math.floor(math.log10(span)))
+        for k in range(top - 2, top + 1):
+            base = 10.0**k
+            if step is not None and base < step:
+                continue
+            d = np.arange(-99, 100) * base
+            found.update(float(v) for v in round_grid_values(d[(d >= lo) & (d <= hi)]))
+    values = np.array(sorted(found))
+    if step is not None:
+        on_grid = np.abs(values / step - np.round(values / step)) < 1e-9
+        values = values[on_grid | (values == lo) | (values == hi)]
+    return values
+
+
+
+@dataclass(frozen=True)
+class NumberGrid:
+    """The public fine grid of one binned column: a tree's leaves and exact candidates.
+
+    Parameters
+    ----------
+    name : object
+        The column.
+    lo, hi : float
+        Its bounds (values outside are clipped to them, as the coder does).
+    step : float or None
+        Values are multiples of ``step`` (1 for integer columns), or any number.
+    levels : int
+        Depth ``L`` of the tree: ``2**L`` leaves, the first ``n_leaves`` real.
+    n_leaves : int
+        Leaves that hold values (a step grid pads to a power of two with
+        leaves that hold none).
+    exact : bool
+        Whether each leaf is one value of the step grid (``lo_value + i * step``).
+    candidates : ndarray
+        Exact values counted on their own (grids of cells only; empty otherwise).
+    """
+
+    name: object
+    lo: float
+    hi: float
+    step: float | None
+    levels: int
+    n_leaves: int
+    exact: bool
+    candidates: np.ndarray
+
+    @classmethod
+    def of(cls, name, lo, hi, step, levels, points=()):
+        """The grid of a column: its step grid value by value when small enough, else cells."""
+        if step is not None:
+            first = math.ceil(lo / step - 1e-9) * step
+            count = int(math.floor((hi - first) / step + 1e-9)) + 1
+            if count <= 2**LEVELS_MAX:
+                depth = max(1, math.ceil(math.log2(count))) if count > 1 else 1
+                return cls(name, float(first), float(hi), float(step), depth, count, True,
+                           np.zeros(0))
+        candidates = np.union1d(_round_numbers(lo, hi, step),
+                                np.asarray(points, dtype=float))
+        return cls(name, float(lo), float(hi), step, int(levels), 2**int(levels), False,
+                   candidates)
+
+    @property
+    def n_partitions(self):
+        """Partitions of the rows measured: the levels below the root, and the candidates."""
+        return self.levels + (0 if self.exact else 1)
+
+    @property
+    def size(self):
+        """Length of this column's part of the measured vector."""
+        return 2 ** (self.levels + 1) - 1 + len(self.candidates)
+
+    @property
+    def width(self):
+        """Width of a cell (grids of cells)."""
+        return (self.hi - self.lo) / self.n_leaves
+
+    def leaf_values(self):
+        """The value of each real leaf (exact grids)."""
+        return round_grid_values(self.lo + self.step * np.arange(self.n_leaves))
+
+    def leaf_edges(self):
+        """``n_leaves + 1`` edges of the cells (grids of cells)."""
+        edges = self.lo + self.width * np.arange(self.n_leaves + 1)
+        edges[-1] = self.hi
+        return edges
+
+    def leaf_of(self, values):
+        """Leaf of each value (values already clipped to the bounds)."""
+        if self.exact:
+            index = np.round((values - self.lo) / self.step)
+        else:
+            index = np.floor((values - self.lo) / self.width)
+        return np.clip(index, 0, self.n_leaves - 1).astype(np.intp)
+
+    def counts(self, values):
+        """PRIVATE: every level's node counts then the candidates' counts (exact integers).
+
+        ``values`` are the column's non-missing values, clipped to the bounds.
+        """
+        leaf = self.leaf_of(values)
+        parts = [np.bincount(leaf >> (self.levels - level), minlength=2**level)
+                 for level in range(self.levels + 1)]
+        if len(self.candidates):
+            index = np.searchsorted(self.candidates, values)
+            index = np.minimum(index, len(self.candidates) - 1)
+            hit = self.candidates[index] == values
+            parts.append(np.bincount(index[hit], minlength=len(self.candidates)))
+        return np.concatenate(parts).astype(np.int64)
+
+    def split(self, vector):
+        """(levels, candidates) of this column's part of the vector."""
+        levels, start = [], 0
+        for level in range(self.levels + 1):
+            levels.append(vector[start:start + 2**level])
+            start += 2**level
+        return levels, vector[start:]
+
+
+def numbers_sensitivity(grids, n):
+    """L2 sensitivity of all the grids' counts (fractions of ``n``) under replace-one neighbours.
+
+    A row that changes moves one unit between two nodes of each level below
+    the root and between two candidates: ``2 (L + c)`` in squares for a column
+    of ``L`` levels and ``c`` (0 or 1) candidate lists. A missing value that
+    becomes present adds one to a node of every level, root included, and to
+    at most one candidate: ``L + 1 + c``, never more.
+
+    Examples
+    --------
+    >>> from sklearn_privsyn.numbers import NumberGrid, numbers_sensitivity
+    >>> grid = NumberGrid.of("age", 17, 90, 1.0, 10)   # 74 values: 7 levels, exact
+    >>> grid.levels, grid.exact
+    (7, True)
+    >>> round(numbers_sensitivity([grid], 100) ** 2 * 100**2, 9)   # 2 * 7
+    14.0
+    """
+    return math.sqrt(sum(2.0 * g.n_partitions for g in grids)) / n
+
+
+@dataclass(frozen=True)
+class NumberPlan:
+    """The public plan of the numbers' measurement: grids, sensitivity, noise and cost."""
+
+    grids: tuple
+    share: float
+    sensitivity: float
+    sigma: float
+    rho: float
+
+
+def default_number_share(n_partitions, n_marginals):
+    """Share of the budget the numbers' measurement gets by default.
+
+    Every level of a number's tree (and its candidate list) is a partition of
+    the rows, like a marginal of the workload: the default gives each
+    partition what a workload marginal gets when everything is measured at
+    once, ``T / (T + M)`` for ``T`` partitions and ``M`` marginals, kept
+    within ``[SHARE_MIN, SHARE_MAX]`` (see ``docs/numbers.rst``).
+
+    Examples
+    --------
+    >>> from sklearn_privsyn.numbers import default_number_share
+    >>> round(default_number_share(45, 455), 3)
+    0.09
+    """
+    share = n_partitions / (n_partitions + max(n_marginals, 1))
+    return float(min(max(share, SHARE_MIN), SHARE_MAX))
+
+
+def _levels_for_noise(sigma):
+    """Deepest useful level of a grid of cells: its average node above one noise sd."""
+    return int(min(max(math.floor(math.log2(1.0 / sigma)), LEVELS_MIN), LEVELS_MAX))
+
+
+def _share(grids, share, n_marginals):
+    if share == "auto":
+        return default_number_share(sum(g.n_partitions for g in grids), n_marginals)
+    return float(share)
+
+
+def _plan_sigma(grids, n, rho, share, n_marginals):
+    s = _share(grids, share, n_marginals)
+    return gaussian_sigma(numbers_sensitivity(grids, n), s * rho * (1.0 - _BUDGET_MARGIN))
+
+
+def plan_numbers(coders, n, rho, share, n_marginals):
+    """The grids of the binned columns and the Gaussian noise of their one measurement.
+
+    Only public quantities enter: the coders (bounds, steps, points), ``n``,
+    ``rho``, the share and the workload size.
+
+    Parameters
+    ----------
+    coders : sequence of BinnedCoder
+        The binned columns to measure.
+    n : int
+        Number of rows.
+    rho : float
+        The whole zCDP budget of the fit.
+    share : float or "auto"
+        Share of ``rho`` for this measurement; ``"auto"`` uses
+        :func:`default_number_share`.
+    n_marginals : int
+        Workload marginals (for the default share).
+
+    Returns
+    -------
+    plan : NumberPlan or None
+        None when there is nothing to measure: no binned column, a share of 0,
+        or (``share="auto"``) a noise sd above ``NOISE_MAX``, where the
+        measurement would cost the synthesizer more than it tells.
+    """
+    if not coders or (share != "auto" and share == 0):
+        return None
+    grids = [NumberGrid.of(c.name, c.edges[0], c.edges[-1], c.step, LEVELS_MAX, c.points)
+             for c in coders]
+    if any(g.lo == g.hi for g in grids):
+        grids = [g for g in grids if g.lo < g.hi]
+        if not grids:
+            return None
+    # grids of cells: the depth whose average node stays above the noise; a few
+    # fixed-point steps (fewer levels, less noise, maybe one level more)
+    for _ in range(4):
+        sigma = _plan_sigma(grids, n, rho, share, n_marginals)
+        depth = _levels_for_noise(sigma)
+        if all(g.exact or g.levels == depth for g in grids):
+            break
+        grids = [g if g.exact else replace(g, levels=depth, n_leaves=2**depth) for g in grids]
+    s = _share(grids, share, n_marginals)
+    sensitivity = numbers_sensitivity(grids, n)
+    sigma = gaussian_sigma(sensitivity, s * rho * (1.0 - _BUDGET_MARGIN))
+    if share == "auto" and sigma > NOISE_MAX:
+        return None
+    return NumberPlan(tuple(grids), s, sensitivity, sigma,
+                      gaussian_mechanism_rho(sensitivity, sigma))
+
+
+def _column_counts(frame, grids):
+    """PRIVATE: the integer counts of every grid on a pandas table (one partition)."""
+    parts = []
+    for g in grids:
+        values = frame[g.name].to_numpy(dtype=float, na_value=np.nan)
+        parts.append(g.counts(np.clip(values[~np.isnan(values)], g.lo, g.hi)))
+    return np.concatenate(parts)
+
+
+def _add(*parts):
+    return np.sum(parts, axis=0)
+
+
+def number_counts(grids, rows):
+    """PRIVATE: the integer counts of every grid, on a pandas table or a Dask DataFrame.
+
+    A Dask frame is counted partition by partition where it lives, and only
+    the count vectors are summed (as :class:`~sklearn_privsyn.counts.DaskCounts`
+    does), so both give the same exact integers.
+    """
+    if not is_dask_frame(rows):
+        return _column_counts(rows, grids)
+    import dask
+
+    frame = rows[[g.name for g in grids]]
+    count = dask.delayed(_column_counts, pure=True)
+    add = dask.delayed(_add, pure=True)
+    layer = [count(part, grids) for part in frame.to_delayed()]
+    while len(layer) > 1:
+        layer = [add(*layer[i:i + 8]) for i in range(0, len(layer), 8)]
+    (total,) = dask.compute(layer[0])
+    return total
+
+
+def measure_numbers(plan, rows, n, ledger, rng):
+    """PRIVATE: the one Gaussian measurement of every planned grid, charged to ``ledger``.
+
+    ``rows`` are the private table (pandas, or a Dask DataFrame) of ``n`` rows.
+    Returns the noisy vector split per column: ``{column: (levels, candidates)}``.
+    """
+    # PRIVATE: the true counts, read only by the Gaussian mechanism below
+    true = number_counts(plan.grids, rows).astype(float) / n
+    ledger.charge("number_histogram", plan.rho)
+    noisy = number_histogram(true, plan.sensitivity, plan.sigma, rng)
+    out, start = {}, 0
+    for g in plan.grids:
+        out[g.name] = g.split(noisy[start:start + g.size])
+        start += g.size
+    return out
