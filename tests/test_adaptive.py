@@ -405,6 +405,8 @@ def test_default_rounds_rule_without_columns_is_all_at_once_or_one_way(n, epsilo
     (48842, 1.0, 455, 15, 13.0, 225),  # raw Adult, every 3-way: redundant, 0.0037; capped 15 d
     (10000, 1.0, 1239, 54, 2.6, 447),  # 54 columns, a random 1,239 3-way: sparse but 0.027
     (28155, 1.0, 35, 7, 5.0, 1),      # 0.0017: at once even when redundant
+    (50000, 1.0, 4096, 80, 3.9, 1),   # 80 columns: a wide table's workload counts as sparse
+    (50000, 1.0, 4096, 30, 3.9, 450),  # the same workload on 30 columns is redundant: 15 d
     (3000, 1.0, 165, 11, 9.0, 42),    # 0.030: floor(0.9 rho (3000 * 0.018)**2) - 11 rounds
     (3000, 0.1, 165, 11, 9.0, 0),     # too thin for two rounds: the 1-way marginals only
     (1000, 0.1, 64, 14, 2.1, 0),

@@ -136,7 +136,9 @@ def adaptive_default_rounds(n, rho, n_marginals, n_columns=None, redundancy=0.0,
        for: every marginal is then measured as precisely as a round would
        measure one) for a workload whose marginals share few pairs of
        columns (``redundancy`` at most ``SPARSE_REDUNDANCY``, 3: a random
-       subset of the 3-way marginals), or at most
+       subset of the 3-way marginals; and any workload of a table of more
+       than ``PRODUCTS_COLUMNS`` (32) columns, whose workloads are always a
+       small subset of its 3-way marginals), or at most
        ``REDUNDANT_ALL_AT_ONCE_NOISE`` (0.003) when they share many (every
        3-way marginal: the redundancy is ``d - 2``). Measured at once, a
        redundant workload pays for each pair of columns many times over;
@@ -189,8 +191,11 @@ def adaptive_default_rounds(n, rho, n_marginals, n_columns=None, redundancy=0.0,
     225
     >>> adaptive_default_rounds(3000, 0.000256, 165, 11, 9.0)  # 3,000 rows, eps 0.1
     0
+    >>> adaptive_default_rounds(50000, 0.0142, 4096, 80, 3.9)  # 80 columns, 4,096 marginals
+    1
     """
-    limit = ALL_AT_ONCE_NOISE if redundancy <= SPARSE_REDUNDANCY else REDUNDANT_ALL_AT_ONCE_NOISE
+    sparse = redundancy <= SPARSE_REDUNDANCY or (n_columns or 0) > PRODUCTS_COLUMNS
+    limit = ALL_AT_ONCE_NOISE if sparse else REDUNDANT_ALL_AT_ONCE_NOISE
     if all_at_once_sd(n, rho, n_marginals) <= limit:
         return 1
     if n_columns is None:
