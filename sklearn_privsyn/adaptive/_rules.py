@@ -56,8 +56,9 @@ PRODUCT_ITER_FACTOR = 5
 WIDE_MARGINALS = 1024
 WIDE_INNER_QP_ITER = 30
 
-#: Largest number of columns at which the default representation may be the
-#: mixture of products (see adaptive_default_representation).
+#: Largest number of columns of a table that is not wide: up to it the default
+#: representation may be the mixture of products (adaptive_default_representation);
+#: above it the rounds rule counts every workload as sparse (adaptive_default_rounds).
 PRODUCTS_COLUMNS = 32
 
 #: Largest per-cell noise sd at which the default measures every marginal at
