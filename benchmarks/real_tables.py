@@ -127,6 +127,7 @@ COLUMNS = [
     "max_ks", "max_point_mass_diff", "impossible_pair_rate",
     "reference_impossible_pair_rate", "rules_kept", "real_rules_kept", "rules", "target", "tstr_logreg",
     "tstr_boosting", "tstr_majority", "ks", "point_mass", "host", "started",
+    "max_error_ref", "mean_error_ref", "mean_tvd_ref",
 ]
 
 #: Figures of the printed summary.
@@ -232,6 +233,11 @@ def run_one(args, table, epsilon, seed):
             row.update(fit_wall_s=wall, fit_cpu_s=cpu, peak_rss_mb=rss)
             synthetic = pd.read_csv(synthetic_path)
             row.update(workload_figures(data, domain, synthetic_path, seed))
+            if args.reference_cache:  # the workload of other drafts, for comparison
+                _, reference = prepare(table, Path(args.reference_cache))
+                figures = workload_figures(data, reference, synthetic_path, seed)
+                row.update({f"{k}_ref": figures[k]
+                            for k in ("max_error", "mean_error", "mean_tvd")})
             report = fidelity_report(real, synthetic)
             row.update(report.summary())
             row["ks"] = json.dumps({c: round(v, 4) for c, v in report.ks.items()})
@@ -310,6 +316,10 @@ def main(argv=None):
                         help="the Python of the peers' environment (smartnoise-synth)")
     parser.add_argument("--out", default=str(HERE / "notes" / "real_runs.csv"))
     parser.add_argument("--cache", default=os.path.join(tempfile.gettempdir(), "privsyn-real"))
+    parser.add_argument("--reference-cache", default=None,
+                        help="a cache of other drafts of the same tables: the default workload "
+                             "of its domains is measured too (columns *_ref), so that runs on "
+                             "those drafts compare on the same workload")
     parser.add_argument("--timeout", type=float, default=None, help="seconds a fit")
     parser.add_argument("--no-tstr", action="store_true", help="skip train-on-synthetic")
     parser.add_argument("--summary", metavar="CSV", help="print the summary of CSV and stop")

@@ -22,6 +22,15 @@ from numbers import Integral, Real
 import numpy as np
 import pandas as pd
 
+from ._number_spec import (
+    check_bounds,
+    check_cuts,
+    check_points,
+    check_step,
+    cut_edges,
+    integer_ranges,
+)
+
 __all__ = ["BinnedCoder", "CategoryCoder", "CodeCoder", "ColumnCoder", "make_coder"]
 
 
@@ -254,62 +263,6 @@ class CodeCoder(ColumnCoder):
         return list(range(self.n_values))
 
 
-def _integer_ranges(edges):
-    """Integers in bin i are lows[i] .. highs[i] (last bin closed)."""
-    lows = np.ceil(edges[:-1])
-    highs = np.ceil(edges[1:]) - 1
-    highs[-1] = np.floor(edges[-1])
-    return lows, highs
-
-
-def _check_bounds(name, bound):
-    try:
-        lo, hi = (float(b) for b in bound)
-    except (TypeError, ValueError):
-        raise ValueError(
-            f"bounds[{name!r}] must be a pair (lo, hi) of numbers; got {bound!r}."
-        ) from None
-    if not (np.isfinite(lo) and np.isfinite(hi) and lo < hi):
-        raise ValueError(f"bounds[{name!r}] = {bound!r} must satisfy lo < hi (both finite).")
-    return lo, hi
-
-
-def _check_points(name, points, lo, hi, step):
-    """Declared point masses: distinct finite numbers inside the bounds, on the step grid."""
-    try:
-        values = np.asarray(list(points), dtype=float)
-    except (TypeError, ValueError):
-        raise ValueError(
-            f"points[{name!r}] must be a list of numbers; got {points!r}."
-        ) from None
-    if values.ndim != 1 or not np.all(np.isfinite(values)):
-        raise ValueError(f"points[{name!r}] must be a list of finite numbers; got {points!r}.")
-    if len(np.unique(values)) != len(values):
-        raise ValueError(f"points[{name!r}] has duplicates: {points!r}.")
-    if np.any((values < lo) | (values > hi)):
-        raise ValueError(
-            f"points[{name!r}] = {points!r} must lie within the column's bounds "
-            f"[{lo:g}, {hi:g}]."
-        )
-    if step is not None and np.any(np.abs(values / step - np.round(values / step)) > 1e-9):
-        raise ValueError(f"points[{name!r}] = {points!r} must be multiples of its step {step:g}.")
-    return np.sort(values)
-
-
-def _check_step(name, step, integer):
-    if step is None:
-        return 1.0 if integer else None
-    if isinstance(step, (bool, np.bool_)) or not isinstance(step, Real) or not (
-        np.isfinite(step) and step > 0
-    ):
-        raise ValueError(f"steps[{name!r}] must be a positive number; got {step!r}.")
-    if integer and float(step) != round(float(step)):
-        raise ValueError(
-            f"steps[{name!r}] = {step!r} must be a whole number: column {name!r} holds integers."
-        )
-    return float(step)
-
-
 @dataclass
 class BinnedCoder(ColumnCoder):
     """Numbers cut into bins ``[edges[i], edges[i + 1])`` (the last bin closed), and points.
@@ -347,6 +300,7 @@ class BinnedCoder(ColumnCoder):
     step: float | None = None
     equal_width: bool = False  # bins from an int number of bins (may be re-cut privately)
     sampler: object = None  # InBinSampler or None
+    cuts: np.ndarray = field(default_factory=lambda: np.zeros(0))  # edges every cut keeps
 
     @property
     def n_bins(self):
@@ -355,17 +309,18 @@ class BinnedCoder(ColumnCoder):
 
     @classmethod
     def from_spec(cls, name, series, bound, bin_spec, missing=False, clip=True, points=None,
-                  step=None):
+                  step=None, cuts=None):
         """Return (coder, learned): the bins from ``bounds``/``bins``, or from the data.
 
         ``learned`` is ``"bounds"`` when the range was taken from the data's
         min and max (not covered by any privacy guarantee), else None.
         ``points`` are declared exact values with codes of their own;
-        ``step`` the spacing of the column's values (1 for integer columns).
+        ``step`` the spacing of the column's values (1 for integer columns);
+        ``cuts`` values where a bin must begin (:mod:`sklearn_privsyn._cuts`).
         """
         learned = None
         integer = _is_integer_dtype(series.dtype)
-        step = _check_step(name, step, integer)
+        step = check_step(name, step, integer)
         if isinstance(bin_spec, (bool, np.bool_)) or not (
             isinstance(bin_spec, Integral) or np.ndim(bin_spec) == 1
         ):
@@ -387,12 +342,10 @@ class BinnedCoder(ColumnCoder):
                 lo, hi = float(values.min()), float(values.max())
                 learned = "bounds"
             else:
-                lo, hi = _check_bounds(name, bound)
-            if hi == lo:
-                # a constant column: one closed bin [lo, lo], which decodes to lo itself
-                edges = np.array([lo, lo])
-            else:
-                edges = np.linspace(lo, hi, int(bin_spec) + 1)
+                lo, hi = check_bounds(name, bound)
+            cuts = np.zeros(0) if cuts is None else check_cuts(name, cuts, lo, hi, step)
+            # a constant column: one closed bin [lo, lo], which decodes to lo itself
+            edges = np.array([lo, lo]) if hi == lo else cut_edges(lo, hi, int(bin_spec), cuts, step)
         else:
             edges = np.asarray(bin_spec, dtype=float)
             if edges.size < 2 or not np.all(np.isfinite(edges)) or np.any(np.diff(edges) <= 0):
@@ -401,16 +354,20 @@ class BinnedCoder(ColumnCoder):
                     f"edges; got {list(bin_spec)!r}."
                 )
             if bound is not None:
-                lo, hi = _check_bounds(name, bound)
+                lo, hi = check_bounds(name, bound)
                 if (lo, hi) != (edges[0], edges[-1]):
                     raise ValueError(
                         f"bounds[{name!r}] = {bound!r} disagrees with the first and last "
                         f"edges of bins[{name!r}] ({edges[0]:g}, {edges[-1]:g})."
                     )
+            if cuts is not None:
+                cuts = check_cuts(name, cuts, edges[0], edges[-1], step)
+                if not np.all(np.isin(cuts, edges)):
+                    raise ValueError(f"cuts[{name!r}] must be edges of bins[{name!r}].")
         point_values = (np.zeros(0) if points is None
-                        else _check_points(name, points, edges[0], edges[-1], step))
+                        else check_points(name, points, edges[0], edges[-1], step))
         if step is not None and edges[-1] > edges[0]:
-            lows, highs = _integer_ranges(edges / step)
+            lows, highs = integer_ranges(edges / step)
             empty = np.flatnonzero(lows > highs)
             if empty.size:
                 i = int(empty[0])
@@ -422,7 +379,7 @@ class BinnedCoder(ColumnCoder):
                 )
         coder = cls(name, len(edges) - 1 + len(point_values), series.dtype, missing=missing,
                     edges=edges, integer=integer, clip=clip, points=point_values, step=step,
-                    equal_width=equal_width)
+                    equal_width=equal_width, cuts=np.zeros(0) if cuts is None else cuts)
         return coder, learned
 
     def with_points(self, points, edges):
@@ -485,7 +442,7 @@ class BinnedCoder(ColumnCoder):
     def _uniform_on_grid(self, bins, u):
         """A uniform multiple of ``step`` within each bin (a uniform integer for step 1)."""
         step = self.step
-        lows, highs = _integer_ranges(self.edges / step)
+        lows, highs = integer_ranges(self.edges / step)
         lo, hi = lows[bins], highs[bins]
         k = np.minimum(lo + np.floor(u * (hi - lo + 1)), hi)
         return np.round(k * step, 12) if step != 1.0 else k
@@ -504,7 +461,7 @@ def _bad_domain_spec(name, spec):
 
 
 def make_coder(name, series, *, domain, bounds, bins, default_bins, missing, clip, other=None,
-               points=None, step=None):
+               points=None, step=None, cuts=None):
     """Build the coder of one column from the public domain, or learn it from the data.
 
     The kind is decided here, in this order: ``domain[name]`` (a list of
@@ -512,8 +469,8 @@ def make_coder(name, series, *, domain, bounds, bins, default_bins, missing, cli
     (binned numbers), a boolean dtype (``[False, True]``), and otherwise the
     column's categories or sorted observed values. ``missing`` reserves a code
     for missing values; ``other`` (only with a list of values) is the listed
-    value that unknown values map to; ``points`` and ``step`` (only for
-    binned numbers) are the column's declared point masses and step.
+    value that unknown values map to; ``points``, ``step`` and ``cuts`` (only
+    for binned numbers) are the column's declared point masses, step and cuts.
 
     Returns
     -------
@@ -531,7 +488,7 @@ def make_coder(name, series, *, domain, bounds, bins, default_bins, missing, cli
     in_bins = name in bins
     binned = name in bounds or in_bins or (
         _is_numeric_dtype(dtype) and not _is_integer_dtype(dtype) and name not in domain)
-    for param, value in (("points", points), ("steps", step)):
+    for param, value in (("points", points), ("steps", step), ("cuts", cuts)):
         if value is not None and not binned:
             raise ValueError(
                 f"{param}[{name!r}] applies to binned numbers only, but column {name!r} is "
@@ -574,7 +531,7 @@ def make_coder(name, series, *, domain, bounds, bins, default_bins, missing, cli
                 "in domain instead."
             )
         return BinnedCoder.from_spec(name, series, bounds.get(name), bins.get(name, default_bins),
-                                     missing, clip, points=points, step=step)
+                                     missing, clip, points=points, step=step, cuts=cuts)
 
     if pd.api.types.is_bool_dtype(dtype):
         return CategoryCoder.from_values(name, [False, True], dtype, missing, "dtype"), None

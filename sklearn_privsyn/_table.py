@@ -168,7 +168,7 @@ class TableEncoder:
 
     @classmethod
     def fit(cls, frame, domain=None, bounds=None, bins=10, missing=(), clip=True, other=None,
-            points=None, steps=None):
+            points=None, steps=None, cuts=None):
         """Build the coders of ``frame``'s columns from the public domain.
 
         ``missing`` is True (every column gets a missing code) or the columns
@@ -182,13 +182,14 @@ class TableEncoder:
         other = {} if other is None else dict(other)
         points = {} if points is None else dict(points)
         steps = {} if steps is None else dict(steps)
+        cuts = {} if cuts is None else dict(cuts)
         per_column_bins = bins if isinstance(bins, dict) else {}
         default_bins = 10 if isinstance(bins, dict) else bins
         columns = list(frame.columns)
         missable = columns if missing is True else list(missing or ())
         for param, spec in (("domain", domain), ("bounds", bounds), ("bins", per_column_bins),
                             ("handle_missing", missable), ("other", other),
-                            ("points", points), ("steps", steps)):
+                            ("points", points), ("steps", steps), ("cuts", cuts)):
             unknown = [c for c in spec if c not in columns]
             if unknown:
                 raise ValueError(
@@ -200,7 +201,7 @@ class TableEncoder:
                                      bins=per_column_bins, default_bins=default_bins,
                                      missing=col in missable, clip=clip,
                                      other=other.get(col), points=points.get(col),
-                                     step=steps.get(col))
+                                     step=steps.get(col), cuts=cuts.get(col))
             coders.append(coder)
             if what is not None:
                 learned[col] = what
@@ -227,6 +228,11 @@ class TableEncoder:
     def points(self):
         return {c.name: c.points for c in self.coders
                 if isinstance(c, BinnedCoder) and len(c.points)}
+
+    @property
+    def cuts(self):
+        return {c.name: c.cuts for c in self.coders
+                if isinstance(c, BinnedCoder) and len(c.cuts)}
 
     def replace_coders(self, coders):
         """A copy with some coders replaced (``{column: coder}``)."""

@@ -26,7 +26,13 @@ The rules, applied column by column:
   own, and take the place of as many bins; a float column whose values are
   all whole numbers gets ``"step": 1``;
 * a column with missing values also gets ``"missing": true`` (and the mark:
-  that it has any was read from the data).
+  that it has any was read from the data);
+* a binned column of which a listed column is an *interval function* (an
+  age group of an age: each of its values holds the rows of one interval
+  of the number, and the intervals do not overlap, on the rows where both
+  are present) gets the intervals' boundaries as ``"cuts"``, so that no bin
+  straddles one (at most ``MAX_CUTS``; ``bins`` grows to one an interval
+  if needed).
 """
 
 from __future__ import annotations
@@ -50,6 +56,8 @@ DEFAULT_BINS = 10
 MARK = "read_from_data"
 #: A binned number's value held by at least this share of the rows is drafted as a point.
 DEFAULT_POINT_SHARE = 0.05
+#: Most cuts drafted for one column (a derived column of more values is left out).
+MAX_CUTS = 31
 
 
 def _check_count(name, value, low):
@@ -127,6 +135,7 @@ def draft_domain(X, *, max_categories=DEFAULT_MAX_CATEGORIES, bins=DEFAULT_BINS,
         if entry.get(MARK):
             read.append(col)
         domain[col] = entry
+    _draft_cuts(X, domain)
     if read:
         warnings.warn(
             f"The drafted domain of columns {read} was read from the data: it is not "
@@ -220,3 +229,64 @@ def _draft_values(col, series, max_categories, bins, point_share):
         entry["step"] = 1
     entry[MARK] = True
     return entry
+
+
+def interval_cuts(numbers, labels):
+    """Where ``labels`` changes along ``numbers``, if it is an interval function of them.
+
+    On the rows where both are present, each label's numbers must span an
+    interval that overlaps no other label's; the cuts are the smallest
+    number of every label but the first (in the order of the numbers).
+    Returns None when that fails, or with fewer than two labels.
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> interval_cuts(pd.Series([18, 25, 31, 44, 61]),
+    ...               pd.Series(["18-29", "18-29", "30-59", "30-59", "60+"]))
+    [31.0, 61.0]
+    >>> interval_cuts(pd.Series([1, 2, 3]), pd.Series(["a", "b", "a"])) is None
+    True
+    """
+    import numpy as np
+    import pandas as pd
+
+    both = numbers.notna().to_numpy() & labels.notna().to_numpy()
+    if both.sum() < 2:
+        return None
+    frame = pd.DataFrame({"x": pd.to_numeric(numbers[both]).to_numpy(dtype=float),
+                          "c": labels[both].astype(str).to_numpy()})
+    spans = frame.groupby("c", sort=False)["x"].agg(["min", "max"]).sort_values("min")
+    if len(spans) < 2:
+        return None
+    lows, highs = spans["min"].to_numpy(), spans["max"].to_numpy()
+    if not np.all(highs[:-1] < lows[1:]):
+        return None
+    return lows[1:].tolist()
+
+
+def _draft_cuts(X, domain):
+    """Add ``"cuts"`` to binned entries of which a listed column is an interval function."""
+    binned = [c for c, e in domain.items() if "bounds" in e]
+    listed = [c for c, e in domain.items() if "values" in e and len(e["values"]) >= 2]
+    for col in binned:
+        entry = domain[col]
+        lo, hi = entry["bounds"]
+        found = set()
+        for other in listed:
+            cuts = interval_cuts(X[col], X[other])
+            if cuts is not None:
+                found.update(c for c in cuts if lo < c < hi)
+        integer = all(isinstance(v, int) for v in entry["bounds"])
+        if integer:  # an interval of points only needs no bin: merge it into the one before
+            points = set(entry.get("points", ()))
+            bounds = sorted(found) + [hi + 1]
+            found = {a for a, b in zip(bounds[:-1], bounds[1:])
+                     if not set(range(int(a), int(b))) <= points}
+        if found and len(found) <= MAX_CUTS:
+            entry["cuts"] = sorted(int(c) if integer else float(c) for c in found)
+            entry["bins"] = max(entry["bins"], len(found) + 1)
+            domain[col] = {k: entry[k] for k in ("bounds", "bins", "points", "step", "cuts")
+                           if k in entry} | {k: v for k, v in entry.items()
+                                             if k not in ("bounds", "bins", "points", "step",
+                                                          "cuts")}

@@ -11,7 +11,9 @@ which marginals are enumerated. An entry is
   an entry may add ``"points": [v, ...]``, exact values with codes of their
   own (point masses, e.g. a capital gain of 0), and ``"step": s``, the
   spacing of the values (synthetic values are multiples of it; integer
-  columns have step 1). See ``docs/numbers.rst``.
+  columns have step 1), and ``"cuts": [c, ...]``, values where a bin must
+  begin (the boundaries of a column derived from it, such as the ages where
+  an age group changes). See ``docs/numbers.rst``.
 
 An object entry may also say
 
@@ -51,7 +53,7 @@ __all__ = [
 # An object entry has exactly one of these keys, which sets its kind ...
 _KINDS = ("size", "values", "bounds")
 # ... and may add these (besides MARK and "missing").
-_EXTRA_KEYS = {"size": (), "values": ("other",), "bounds": ("bins", "points", "step")}
+_EXTRA_KEYS = {"size": (), "values": ("other",), "bounds": ("bins", "points", "step", "cuts")}
 
 
 def read_domain(path):
@@ -201,7 +203,15 @@ def _check_bounds(where, spec):
             raise ValueError(f"{where}: the list of points has duplicates")
         if any(not lo_hi[0] <= v <= lo_hi[1] for v in points):
             raise ValueError(f"{where}: points must lie within the bounds {lo_hi!r}")
-    return (float(lo_hi[0]), float(lo_hi[1])), n_bins, points, step
+    cuts = spec.get("cuts")
+    if cuts is not None:
+        if not isinstance(cuts, list) or any(
+            isinstance(v, bool) or not isinstance(v, (int, float)) for v in cuts
+        ):
+            raise ValueError(f"{where}: cuts must be a list of numbers; got {cuts!r}")
+        if any(not lo_hi[0] < v < lo_hi[1] for v in cuts):
+            raise ValueError(f"{where}: cuts must lie strictly inside the bounds {lo_hi!r}")
+    return (float(lo_hi[0]), float(lo_hi[1])), n_bins, points, step, cuts
 
 
 def parse_domain(raw, source="the domain"):
@@ -219,7 +229,7 @@ def parse_domain(raw, source="the domain"):
     -------
     params : dict
         ``"columns"`` (the entries' order), ``"domain"`` (sizes and lists of
-        values), ``"bounds"``, ``"bins"``, ``"points"`` and ``"steps"``
+        values), ``"bounds"``, ``"bins"``, ``"points"``, ``"steps"`` and ``"cuts"``
         (binned numbers), ``"missing"``
         (the columns declared missable), ``"other"`` (column -> its catch-all
         value) and ``"read_from_data"`` (the marked columns).
@@ -244,7 +254,7 @@ def parse_domain(raw, source="the domain"):
             "or {\"bounds\": [lo, hi], \"bins\": n}}"
         )
     params = {"columns": list(raw), "domain": {}, "bounds": {}, "bins": {}, "points": {},
-              "steps": {}, "missing": [], "other": {}, "read_from_data": []}
+              "steps": {}, "cuts": {}, "missing": [], "other": {}, "read_from_data": []}
     for col, spec in raw.items():
         where = f"{source}, column {col!r}"
         if isinstance(spec, bool) or not isinstance(spec, (int, list, dict)):
@@ -273,12 +283,14 @@ def parse_domain(raw, source="the domain"):
                     )
                 params["other"][col] = spec["other"]
         else:
-            bounds, n_bins, points, step = _check_bounds(where, spec)
+            bounds, n_bins, points, step, cuts = _check_bounds(where, spec)
             params["bounds"][col], params["bins"][col] = bounds, n_bins
             if points:
                 params["points"][col] = points
             if step is not None:
                 params["steps"][col] = step
+            if cuts:
+                params["cuts"][col] = cuts
     return params
 
 
@@ -307,6 +319,7 @@ def workload_kwargs(params):
         "other": other or None,
         "points": dict(params.get("points", {})) or None,
         "steps": dict(params.get("steps", {})) or None,
+        "cuts": dict(params.get("cuts", {})) or None,
     }
 
 

@@ -21,6 +21,7 @@ from .counts import is_dask_frame
 from .privacy import gaussian_mechanism_rho, gaussian_sigma, number_histogram
 
 __all__ = [
+    "LEVELS_EXACT_MAX",
     "LEVELS_MAX",
     "LEVELS_MIN",
     "NOISE_MAX",
@@ -36,8 +37,13 @@ __all__ = [
     "round_grid_values",
 ]
 
-#: Deepest tree: at most 2**LEVELS_MAX leaves a column.
+#: Deepest tree of a grid of cells: at most 2**LEVELS_MAX cells a column.
 LEVELS_MAX = 10
+#: Deepest tree of a step grid measured value by value: at most 2**LEVELS_EXACT_MAX
+#: values. Its ``L`` levels cost ``L`` partitions where cells at the deepest level cost
+#: ``LEVELS_MAX + 1`` (their candidates too), so it costs at most two partitions more, and
+#: it keeps every value's own share (a delay of -5 minutes, a distance of one route).
+LEVELS_EXACT_MAX = 13
 #: Shallowest tree of a grid of cells.
 LEVELS_MIN = 3
 #: Bounds of the default share of the budget.
@@ -116,7 +122,7 @@ class NumberGrid:
         if step is not None:
             first = math.ceil(lo / step - 1e-9) * step
             count = int(math.floor((hi - first) / step + 1e-9)) + 1
-            if count <= 2**LEVELS_MAX:
+            if count <= 2**LEVELS_EXACT_MAX:
                 depth = max(1, math.ceil(math.log2(count))) if count > 1 else 1
                 return cls(name, float(first), float(hi), float(step), depth, count, True,
                            np.zeros(0))

@@ -7,7 +7,7 @@ the workload, :func:`measure_numbers` spends a share of the budget on one
 Gaussian mechanism that measures, for every binned column at once,
 
 * a **tree histogram** on a public fine grid inside the column's bounds:
-  every value of its step grid when there are at most ``2**LEVELS_MAX`` of
+  every value of its step grid when there are at most ``2**LEVELS_EXACT_MAX`` of
   them (each leaf then holds one exact value), else ``2**L`` equal-width
   cells with ``L`` derived from the noise; every level of the tree, root
   included, is measured;
@@ -50,8 +50,11 @@ from statistics import NormalDist
 
 import numpy as np
 
+from ._number_spec import allocate_bins, cut_edges, interval_capacity
+
 # the mechanism, re-exported: this module is the public path of all of it
 from .number_measurement import (  # noqa: F401
+    LEVELS_EXACT_MAX,
     LEVELS_MAX,
     LEVELS_MIN,
     NOISE_MAX,
@@ -226,14 +229,51 @@ class InBinSampler:
         return round_grid_values(k * self.step)
 
 
-def _quantile_edges(grid, mass, n_bins, integer_step):
+def _quantile_edges(grid, mass, n_bins, integer_step, cuts=()):
     """Edges of ``n_bins`` bins of similar estimated mass (fewer when values repeat).
 
     On a grid of values the edges fall between values; on a grid of cells the
     mass is taken as uniform within a cell and the edges are interpolated
     (then moved up to the next multiple of the step, if any). The first and
-    last edges are the bounds.
+    last edges are the bounds. With ``cuts``, every cut is an edge: each
+    interval between cuts gets bins in proportion to its estimated mass (at
+    least one, :func:`~sklearn_privsyn._number_spec.allocate_bins`) and is cut
+    at its own quantiles.
     """
+    if len(cuts) == 0:
+        return _interval_quantile_edges(grid, mass, n_bins, integer_step)
+    bounds = np.concatenate([[grid.lo], np.asarray(cuts, float), [grid.hi]])
+    if grid.exact:
+        values = grid.leaf_values()
+        interval = np.searchsorted(np.asarray(cuts, float), values, side="right")
+        masses = np.bincount(interval, weights=mass, minlength=len(bounds) - 1)
+    else:
+        cell_edges = grid.leaf_edges()
+        cumulative = np.concatenate([[0.0], np.cumsum(mass)])
+        masses = np.diff(np.interp(bounds, cell_edges, cumulative))
+    counts = allocate_bins(n_bins, masses, interval_capacity(bounds, integer_step))
+    edges = [bounds[:1]]
+    for i, (a, b, k) in enumerate(zip(bounds[:-1], bounds[1:], counts)):
+        targets = np.arange(1, k) / k
+        if k == 1 or masses[i] <= 0:
+            inner = np.linspace(a, b, k + 1)[1:-1]
+        elif grid.exact:
+            sel = interval == i
+            share = np.cumsum(mass[sel]) / masses[i]
+            index = np.searchsorted(share, targets - 1e-12, side="left") + 1
+            index = np.unique(index[(index > 0) & (index < sel.sum())])
+            inner = values[sel][index]
+        else:
+            start = np.interp(a, cell_edges, cumulative)
+            inner = np.interp(start + targets * masses[i], cumulative, cell_edges)
+        if integer_step is not None and not grid.exact:
+            inner = np.ceil(inner / integer_step - 1e-9) * integer_step
+        edges += [np.unique(inner[(inner > a) & (inner < b)]), [b]]
+    return np.concatenate(edges)
+
+
+def _interval_quantile_edges(grid, mass, n_bins, integer_step):
+    """:func:`_quantile_edges` of a column without cuts."""
     total = mass.sum()
     targets = np.arange(1, n_bins) / n_bins
     if grid.exact:
@@ -288,7 +328,7 @@ def refine_coder(coder, grid, levels, candidates, sigma, discover=True, reshape_
     points = list(public)
     n_bins = coder.n_bins
     if discover and coder.equal_width:
-        room = n_bins // 2
+        room = min(n_bins // 2, n_bins - len(coder.cuts) - 1)  # a bin between cuts
         threshold = point_threshold(sigma, len(values))
         if grid.exact:  # a point is a spike: twice each neighbouring value's estimate
             padded = np.concatenate([[0.0], np.maximum(share, 0.0), [0.0]])
@@ -323,11 +363,11 @@ def refine_coder(coder, grid, levels, candidates, sigma, discover=True, reshape_
         # each bin about a 1/b share of the rows, b the column's planned codes: fewer
         # bins where the points leave little (a bin of a tiny share is mostly noise)
         planned = coder.n_bins + len(public)
-        n_bins = int(min(n_bins, max(1, round(rest.sum() * planned))))
-        edges = _quantile_edges(grid, rest, n_bins, coder.step)
+        n_bins = int(min(n_bins, max(len(coder.cuts) + 1, round(rest.sum() * planned))))
+        edges = _quantile_edges(grid, rest, n_bins, coder.step, coder.cuts)
         edges[0], edges[-1] = coder.edges[0], coder.edges[-1]
     elif coder.equal_width:
-        edges = np.linspace(coder.edges[0], coder.edges[-1], n_bins + 1)
+        edges = cut_edges(coder.edges[0], coder.edges[-1], n_bins, coder.cuts, coder.step)
     else:
         edges = coder.edges
     refined = coder.with_points(points, edges)

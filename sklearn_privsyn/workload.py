@@ -34,7 +34,7 @@ class _BaseTableEncoding(TransformerMixin, BaseEstimator):
     """The table-encoding half of :class:`QueryWorkload`, as ``_BaseEncoder`` is scikit-learn's.
 
     Fits the column coders from the public domain (``domain``, ``bounds``,
-    ``bins``, ``handle_missing``, ``other``, ``points``, ``steps`` of the
+    ``bins``, ``handle_missing``, ``other``, ``points``, ``steps``, ``cuts`` of the
     subclass), encodes and decodes records, and is the one-hot transformer.
     The subclass's ``_fit(X, n_rows)`` calls :meth:`_fit_encoding`, then
     fits what it adds (the marginals).
@@ -78,7 +78,7 @@ class _BaseTableEncoding(TransformerMixin, BaseEstimator):
         encoder, learned = TableEncoder.fit(
             X, domain=self.domain, bounds=self.bounds, bins=self.bins,
             missing=_missable(self.handle_missing), clip=self.clip, other=self.other,
-            points=self.points, steps=self.steps,
+            points=self.points, steps=self.steps, cuts=self.cuts,
         )
         warn_learned_domain(learned)
         self._set_encoder(encoder)
@@ -95,6 +95,7 @@ class _BaseTableEncoding(TransformerMixin, BaseEstimator):
         self.categories_ = encoder.categories
         self.bin_edges_ = encoder.bin_edges
         self.points_ = encoder.points
+        self.cuts_ = encoder.cuts
         self.layout_ = encoder.layout
 
     def _as_frame(self, X, fitting=False, schema_only=False):
@@ -320,6 +321,12 @@ class QueryWorkload(_BaseTableEncoding):
     steps : dict, default=None
         Binned column -> the spacing of its values: decoded values are
         multiples of it. Integer columns have step 1 unless given.
+    cuts : dict, default=None
+        Binned column -> values where a bin must begin (the boundaries of a
+        column derived from it, such as the ages where an age group changes):
+        no bin straddles a cut, in the equal-width bins (``bins`` spread over
+        the intervals between cuts by width, at least one each) and in bins a
+        synthesizer re-cuts privately (see :doc:`/numbers`). Public knowledge.
     random_state : int, RandomState instance or None, default=None
         Seed of the random choice of marginals.
 
@@ -341,6 +348,8 @@ class QueryWorkload(_BaseTableEncoding):
     points_ : dict
         Column -> array of its point masses (binned columns that have any);
         their codes follow the column's bins.
+    cuts_ : dict
+        Column -> array of its cuts (binned columns that have any).
     layout_ : OneHotLayout
         The one-hot layout (one block per column).
     marginals_ : tuple of tuples
@@ -397,6 +406,7 @@ class QueryWorkload(_BaseTableEncoding):
         "other": [dict, None],
         "points": [dict, None],
         "steps": [dict, None],
+        "cuts": [dict, None],
         "random_state": ["random_state"],
     }
 
@@ -415,6 +425,7 @@ class QueryWorkload(_BaseTableEncoding):
         other=None,
         points=None,
         steps=None,
+        cuts=None,
         random_state=None,
     ):
         self.domain = domain
@@ -429,6 +440,7 @@ class QueryWorkload(_BaseTableEncoding):
         self.other = other
         self.points = points
         self.steps = steps
+        self.cuts = cuts
         self.random_state = random_state
 
     def fit(self, X, y=None):

@@ -99,6 +99,7 @@ def test_workload_params_from_a_file_a_dict_and_a_draft(tmp_path):
         "other": {"city": "Other", "mixed": "7"},
         "points": None,
         "steps": None,
+        "cuts": None,
     }
     with warnings.catch_warnings():
         warnings.simplefilter("error")  # nothing marked: no warning
@@ -107,7 +108,7 @@ def test_workload_params_from_a_file_a_dict_and_a_draft(tmp_path):
         assert workload_params(raw) == expected
     assert workload_params({"n": 3}) == {"domain": {"n": 3}, "bounds": None, "bins": 10,
                                          "handle_missing": "error", "other": None,
-                                         "points": None, "steps": None}
+                                         "points": None, "steps": None, "cuts": None}
     frame = pd.DataFrame({"s": ["u", None, "v"], "n": [1.0, 2.0, 4.0]})
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", PrivacyLeakWarning)

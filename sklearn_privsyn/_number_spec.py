@@ -1,0 +1,157 @@
+"""The public specification of a binned number: bounds, step, points, cuts and bins.
+
+Checks of what a user declares for a binned column (each error names the
+column and never a value of the data) and the equal-width bins it implies.
+
+*Cuts* are values where a bin must begin. A number often has a column
+derived from it: an age and its age group, years of education and an
+education level, a departure time and its hour. When a bin straddles a
+boundary of the derived column (ages 55 to 62 in one bin, beside the groups
+"50-59" and "60+"), a value drawn inside the bin cannot know the group, and
+rows such as "60+" aged 58 appear. Declaring the boundaries as cuts
+(``cuts={"age": [30, 40, 50, 60]}``, or ``"cuts"`` in a domain file) keeps
+every bin inside one interval between cuts: the domain's equal-width bins
+and the bins the numbers' measurement re-cuts at private quantiles. Cuts are
+public knowledge like bounds and points; ``privsyn domain`` drafts them,
+marked as read from the data, where a category column is an interval
+function of a number.
+"""
+
+from numbers import Real
+
+import numpy as np
+
+__all__ = ["allocate_bins", "check_bounds", "check_cuts", "check_points", "check_step",
+           "cut_edges", "integer_ranges", "interval_capacity"]
+
+
+def integer_ranges(edges):
+    """Integers in bin i are lows[i] .. highs[i] (last bin closed)."""
+    lows = np.ceil(edges[:-1])
+    highs = np.ceil(edges[1:]) - 1
+    highs[-1] = np.floor(edges[-1])
+    return lows, highs
+
+
+def check_bounds(name, bound):
+    """Declared bounds: a pair ``lo < hi`` of finite numbers."""
+    try:
+        lo, hi = (float(b) for b in bound)
+    except (TypeError, ValueError):
+        raise ValueError(
+            f"bounds[{name!r}] must be a pair (lo, hi) of numbers; got {bound!r}."
+        ) from None
+    if not (np.isfinite(lo) and np.isfinite(hi) and lo < hi):
+        raise ValueError(f"bounds[{name!r}] = {bound!r} must satisfy lo < hi (both finite).")
+    return lo, hi
+
+
+def _check_value_list(param, name, given, lo, hi, step, strict):
+    """A list of distinct finite numbers within the bounds (strictly: ``strict``), on the step."""
+    try:
+        values = np.asarray(list(given), dtype=float)
+    except (TypeError, ValueError):
+        raise ValueError(f"{param}[{name!r}] must be a list of numbers; got {given!r}.") from None
+    if values.ndim != 1 or not np.all(np.isfinite(values)):
+        raise ValueError(f"{param}[{name!r}] must be a list of finite numbers; got {given!r}.")
+    if len(np.unique(values)) != len(values):
+        raise ValueError(f"{param}[{name!r}] has duplicates: {given!r}.")
+    outside = (values <= lo) | (values >= hi) if strict else (values < lo) | (values > hi)
+    if np.any(outside):
+        where = f"strictly inside the column's bounds ({lo:g}, {hi:g})" if strict else (
+            f"within the column's bounds [{lo:g}, {hi:g}]")
+        raise ValueError(f"{param}[{name!r}] = {given!r} must lie {where}.")
+    if step is not None and np.any(np.abs(values / step - np.round(values / step)) > 1e-9):
+        raise ValueError(
+            f"{param}[{name!r}] = {given!r} must be multiples of its step {step:g}.")
+    return np.sort(values)
+
+
+def check_points(name, points, lo, hi, step):
+    """Declared point masses: distinct finite numbers inside the bounds, on the step grid."""
+    return _check_value_list("points", name, points, lo, hi, step, strict=False)
+
+
+def check_step(name, step, integer):
+    """Declared step: a positive number (whole for an integer column); 1 by default for integers."""
+    if step is None:
+        return 1.0 if integer else None
+    if isinstance(step, (bool, np.bool_)) or not isinstance(step, Real) or not (
+        np.isfinite(step) and step > 0
+    ):
+        raise ValueError(f"steps[{name!r}] must be a positive number; got {step!r}.")
+    if integer and float(step) != round(float(step)):
+        raise ValueError(
+            f"steps[{name!r}] = {step!r} must be a whole number: column {name!r} holds integers."
+        )
+    return float(step)
+
+
+def check_cuts(name, cuts, lo, hi, step):
+    """Declared cuts: distinct finite numbers strictly inside the bounds, on the step grid."""
+    return _check_value_list("cuts", name, cuts, lo, hi, step, strict=True)
+
+
+def interval_capacity(bounds, step):
+    """Most bins each interval ``[bounds[i], bounds[i + 1])`` (the last closed) can hold.
+
+    With a step, a bin must hold a multiple of it: at most one bin a value.
+    """
+    if step is None:
+        return np.full(len(bounds) - 1, np.inf)
+    scaled = np.asarray(bounds, float) / step
+    lows = np.ceil(scaled[:-1] - 1e-9)
+    highs = np.ceil(scaled[1:] - 1e-9) - 1
+    highs[-1] = np.floor(scaled[-1] + 1e-9)
+    return np.maximum(highs - lows + 1, 1)
+
+
+def allocate_bins(n_bins, weights, capacity):
+    """Bins for each interval: at least one each, the rest in proportion to ``weights``.
+
+    Highest averages (the next bin goes to the interval of the largest
+    ``weight / bins``), within each interval's capacity; ``max(n_bins,
+    len(weights))`` bins in all, fewer only when the capacities are full.
+
+    Examples
+    --------
+    >>> allocate_bins(10, [1.0, 3.0], [100, 100]).tolist()
+    [3, 7]
+    >>> allocate_bins(3, [1.0, 1.0, 1.0, 1.0], [5, 5, 5, 5]).tolist()
+    [1, 1, 1, 1]
+    """
+    weights = np.maximum(np.asarray(weights, float), 0.0)
+    capacity = np.asarray(capacity, float)
+    k = np.ones(len(weights), dtype=int)
+    for _ in range(int(n_bins) - len(weights)):
+        room = k < capacity
+        if not room.any():
+            break
+        score = np.where(room, weights / k, -np.inf)
+        if not np.any(score > 0):  # no weight left: the widest room
+            score = np.where(room, capacity - k, -np.inf)
+        k[int(np.argmax(score))] += 1
+    return k
+
+
+def cut_edges(lo, hi, n_bins, cuts, step=None):
+    """Edges of ``n_bins`` bins (more if the cuts need them): equal-width between cuts.
+
+    Each interval between consecutive cuts gets bins in proportion to its
+    width (at least one); with no cut these are ``n_bins`` equal-width bins.
+
+    Examples
+    --------
+    >>> cut_edges(0.0, 100.0, 4, []).tolist()
+    [0.0, 25.0, 50.0, 75.0, 100.0]
+    >>> cut_edges(0.0, 100.0, 4, [60.0]).tolist()
+    [0.0, 30.0, 60.0, 80.0, 100.0]
+    """
+    if len(cuts) == 0:
+        return np.linspace(lo, hi, int(n_bins) + 1)
+    bounds = np.concatenate([[lo], np.asarray(cuts, float), [hi]])
+    counts = allocate_bins(n_bins, np.diff(bounds), interval_capacity(bounds, step))
+    edges = [np.array([lo])]
+    for a, b, k in zip(bounds[:-1], bounds[1:], counts):
+        edges.append(np.linspace(a, b, k + 1)[1:])
+    return np.concatenate(edges)
