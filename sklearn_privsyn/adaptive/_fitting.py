@@ -24,6 +24,7 @@ from ._rules import (
     PRODUCT_ITER_FACTOR,
     WIDE_INNER_QP_ITER,
     WIDE_MARGINALS,
+    pair_zeros_apply,
     structural_zeros,
 )
 
@@ -74,6 +75,7 @@ def run_projection(est, projection, final):
             return result
         return projection.run(max_iter=est.max_iter, tol=est.tol,
                               time_limit=est.time_limit, zero_test=est.zero_test_,
+                              pair_zeros=pair_zeros_apply(est.workload_.layout_.n_attributes),
                               inner_qp_iter=_inner_qp_iter(est),
                               progress=None if bar is None else _reporter(bar))
     finally:

@@ -43,6 +43,7 @@ import scipy.sparse as sp
 from .._random import make_generator
 from ..marginals import MarginalSet
 from ..solvers import OracleProblem
+from ._pair_zeros import records_holding, structural_pair_zeros
 
 __all__ = ["MarginalCells", "Projection", "ProjectionResult", "checked_targets", "project",
            "zeroed_targets"]
@@ -400,7 +401,7 @@ class Projection:
         return np.array([v in have for v in (candidates @ radix).tolist()])
 
     # -- the loop ---------------------------------------------------------------------
-    def refit_to_significant(self, z, qp_iter=300):
+    def refit_to_significant(self, z, qp_iter=300, pair_zeros=True):
         """Re-weight the active records against the answers that test above zero.
 
         A measured cell whose noisy answer is below ``z`` of its noise
@@ -410,25 +411,35 @@ class Projection:
         simplex least squares as each iteration. The l2 projection gives
         such cells a little mass each, taken from the large cells; over the
         many near-empty cells of a large marginal at small ``epsilon`` that
-        is most of its error. Reads only the noisy answers and their
-        variances: post-processing.
+        is most of its error. With ``pair_zeros``, records that hold a
+        structural zero of a pair of columns (:mod:`._pair_zeros`) are dropped
+        first. Reads only the noisy answers and their variances:
+        post-processing.
         """
         if len(self.weights) == 0:
             return
+        held = np.zeros(len(self.records), dtype=bool)
+        if pair_zeros:
+            held = records_holding(
+                self.records, structural_pair_zeros(self.index, self.target, self.precision, z))
+        self.dropped = (int(held.sum()), float(self.weights[held].sum()))  # records, mass
+        if held.any() and not held.all():
+            self._prune(~held)
+            self.weights = self.weights / self.weights.sum()
         target = zeroed_targets(self.target, self.precision, z)
         weights = _simplex_qp(self.cells, self.precision, target, self.weights, qp_iter, 1e-9)
         self.weights = weights
         self._prune(weights > 0)
 
     def run(self, *, max_iter=200, tol=1e-4, time_limit=None, qp_iter=300, inner_qp_iter=None,
-            zero_test=None, progress=None):
+            zero_test=None, pair_zeros=True, progress=None):
         """Frank-Wolfe iterations until the relative gap is below ``tol``.
 
         Each iteration re-optimises the weights by ``inner_qp_iter``
         accelerated gradient steps from the previous weights (``qp_iter``
         when None); with fewer, the weights are polished by ``qp_iter`` steps
         at the end. With ``zero_test`` set, the weights are then re-fitted by
-        :meth:`refit_to_significant`; ``objective`` and ``gap`` of the
+        :meth:`refit_to_significant` (``pair_zeros`` passed on); ``objective`` and ``gap`` of the
         result stay those of the l2 projection (``objective`` at the final
         weights). Returns a :class:`ProjectionResult`.
         """
@@ -475,7 +486,7 @@ class Projection:
                                        qp_iter, 1e-9)
             self._prune(self.weights > 0)
         if zero_test is not None:
-            self.refit_to_significant(zero_test, qp_iter)
+            self.refit_to_significant(zero_test, qp_iter, pair_zeros)
         weights = self.weights / self.weights.sum()
         return ProjectionResult(
             records=self.records.astype(np.intp),
