@@ -316,7 +316,7 @@ class BinnedCoder(ColumnCoder):
         min and max (not covered by any privacy guarantee), else None.
         ``points`` are declared exact values with codes of their own;
         ``step`` the spacing of the column's values (1 for integer columns);
-        ``cuts`` values where a bin must begin (:mod:`sklearn_privsyn._cuts`).
+        ``cuts`` values where a bin must begin (``_number_spec.py``).
         """
         learned = None
         integer = _is_integer_dtype(series.dtype)

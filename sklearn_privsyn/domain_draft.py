@@ -284,9 +284,7 @@ def _draft_cuts(X, domain):
             found = {a for a, b in zip(bounds[:-1], bounds[1:])
                      if not set(range(int(a), int(b))) <= points}
         if found and len(found) <= MAX_CUTS:
-            entry["cuts"] = sorted(int(c) if integer else float(c) for c in found)
             entry["bins"] = max(entry["bins"], len(found) + 1)
-            domain[col] = {k: entry[k] for k in ("bounds", "bins", "points", "step", "cuts")
-                           if k in entry} | {k: v for k, v in entry.items()
-                                             if k not in ("bounds", "bins", "points", "step",
-                                                          "cuts")}
+            tail = {k: entry.pop(k) for k in ("missing", MARK) if k in entry}  # kept last
+            entry["cuts"] = sorted(int(c) if integer else float(c) for c in found)
+            entry.update(tail)

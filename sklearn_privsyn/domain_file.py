@@ -193,25 +193,26 @@ def _check_bounds(where, spec):
     if step is not None and (isinstance(step, bool) or not isinstance(step, (int, float))
                              or not step > 0):
         raise ValueError(f"{where}: step must be a positive number; got {step!r}")
-    points = spec.get("points")
+    points = _number_list(where, spec, "points")
     if points is not None:
-        if not isinstance(points, list) or any(
-            isinstance(v, bool) or not isinstance(v, (int, float)) for v in points
-        ):
-            raise ValueError(f"{where}: points must be a list of numbers; got {points!r}")
         if len(set(points)) != len(points):
             raise ValueError(f"{where}: the list of points has duplicates")
         if any(not lo_hi[0] <= v <= lo_hi[1] for v in points):
             raise ValueError(f"{where}: points must lie within the bounds {lo_hi!r}")
-    cuts = spec.get("cuts")
-    if cuts is not None:
-        if not isinstance(cuts, list) or any(
-            isinstance(v, bool) or not isinstance(v, (int, float)) for v in cuts
-        ):
-            raise ValueError(f"{where}: cuts must be a list of numbers; got {cuts!r}")
-        if any(not lo_hi[0] < v < lo_hi[1] for v in cuts):
-            raise ValueError(f"{where}: cuts must lie strictly inside the bounds {lo_hi!r}")
+    cuts = _number_list(where, spec, "cuts")
+    if cuts is not None and any(not lo_hi[0] < v < lo_hi[1] for v in cuts):
+        raise ValueError(f"{where}: cuts must lie strictly inside the bounds {lo_hi!r}")
     return (float(lo_hi[0]), float(lo_hi[1])), n_bins, points, step, cuts
+
+
+def _number_list(where, spec, key):
+    """``spec[key]``, a list of numbers (booleans are not), or None when absent."""
+    values = spec.get(key)
+    if values is not None and (not isinstance(values, list) or any(
+        isinstance(v, bool) or not isinstance(v, (int, float)) for v in values
+    )):
+        raise ValueError(f"{where}: {key} must be a list of numbers; got {values!r}")
+    return values
 
 
 def parse_domain(raw, source="the domain"):

@@ -36,15 +36,6 @@ import numpy as np
 __all__ = ["pair_tables", "records_holding", "structural_pair_zeros"]
 
 
-def _marginal_cells(index, m):
-    """Cell ids of marginal ``m`` of a :class:`MarginalCells`, one axis per column."""
-    columns = index.marginals[m]
-    sizes = [int(index.sizes[a]) for a in columns]
-    codes = np.indices(sizes).reshape(len(columns), -1)
-    multipliers = np.array([index.multipliers[a, m] for a in columns], dtype=np.int64)
-    return columns, (index.offsets[m] + multipliers @ codes).reshape(sizes)
-
-
 def pair_tables(index, target, precision):
     """``{(a, b): (estimate, sd, cell_sd)}``: each pair's table from the marginals holding it.
 
@@ -63,14 +54,17 @@ def pair_tables(index, target, precision):
         measured cell holding the pair.
     """
     sums = {}
-    for m in range(index.n_marginals):
-        columns, cells = _marginal_cells(index, m)
+    for m, columns in enumerate(index.marginals):
         if len(columns) < 2:
             continue
-        cell_precision = precision[cells]
+        # a marginal's cells are contiguous, in C order over its columns
+        cells = slice(int(index.offsets[m]), int(index.offsets[m + 1]))
+        sizes = [int(index.sizes[a]) for a in columns]
+        cell_precision = precision[cells].reshape(sizes)
         if np.any(cell_precision <= 0):
             continue
-        variance, answer = 1.0 / cell_precision, target[cells]
+        variance, answer = 1.0 / cell_precision, target[cells].reshape(sizes)
+        cell_sd = float(np.sqrt(variance.min()))
         for i, j in itertools.combinations(range(len(columns)), 2):
             rest = tuple(x for x in range(len(columns)) if x not in (i, j))
             table, table_variance = answer.sum(axis=rest), variance.sum(axis=rest)
@@ -78,7 +72,6 @@ def pair_tables(index, target, precision):
             if pair[0] > pair[1]:
                 pair, table, table_variance = pair[::-1], table.T, table_variance.T
             weight = 1.0 / table_variance
-            cell_sd = float(np.sqrt(variance.min()))
             if pair in sums:
                 sums[pair][0] += weight * table
                 sums[pair][1] += weight

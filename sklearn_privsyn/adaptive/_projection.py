@@ -422,7 +422,6 @@ class Projection:
         if pair_zeros:
             held = records_holding(
                 self.records, structural_pair_zeros(self.index, self.target, self.precision, z))
-        self.dropped = (int(held.sum()), float(self.weights[held].sum()))  # records, mass
         if held.any() and not held.all():
             self._prune(~held)
             self.weights = self.weights / self.weights.sum()
