@@ -31,7 +31,8 @@ from ._number_spec import (
     integer_ranges,
 )
 
-__all__ = ["BinnedCoder", "CategoryCoder", "CodeCoder", "ColumnCoder", "make_coder"]
+__all__ = ["BinnedCoder", "CategoryCoder", "CodeCoder", "ColumnCoder", "make_coder",
+           "series_of_dtype"]
 
 
 def _is_integer_dtype(dtype):
@@ -108,17 +109,7 @@ class ColumnCoder:
 
     def _as_series(self, values, has_na):
         """Values as a Series of the fitted dtype (widened when missing values must fit)."""
-        dtype = self.dtype
-        if has_na:
-            if pd.api.types.is_bool_dtype(dtype) and not isinstance(dtype, pd.CategoricalDtype):
-                dtype = object
-            elif isinstance(dtype, np.dtype) and dtype.kind in "iu":
-                dtype = np.float64
-        series = pd.Series(values)
-        try:
-            return series.astype(dtype)
-        except (TypeError, ValueError):
-            return series
+        return series_of_dtype(values, self.dtype, has_na)
 
     def feature_names(self):
         """One-hot column names ``"{column}_{value}"``, the missing code's last."""
@@ -216,6 +207,24 @@ class CategoryCoder(ColumnCoder):
 
     def _value_names(self):
         return list(self.categories)
+
+
+def series_of_dtype(values, dtype, has_na):
+    """``values`` as a Series of ``dtype``, widened when missing values must fit.
+
+    A boolean column with missing values becomes an object column, an integer
+    one a float column; values that do not convert keep their own dtype.
+    """
+    if has_na:
+        if pd.api.types.is_bool_dtype(dtype) and not isinstance(dtype, pd.CategoricalDtype):
+            dtype = object
+        elif isinstance(dtype, np.dtype) and dtype.kind in "iu":
+            dtype = np.float64
+    series = pd.Series(values)
+    try:
+        return series.astype(dtype)
+    except (TypeError, ValueError):
+        return series
 
 
 def _numeric_values(name, series, isna):

@@ -27,9 +27,12 @@ __all__ = [
     "TableEncoder",
     "as_frame",
     "check_not_empty",
+    "check_public_domain",
+    "check_schema",
     "check_scalar_cells",
     "default_column_names",
     "frame_with_columns",
+    "missable_columns",
     "warn_learned_domain",
 ]
 
@@ -290,3 +293,37 @@ class TableEncoder:
     def feature_names(self):
         """One-hot column names, block by block."""
         return np.asarray([name for c in self.coders for name in c.feature_names()], dtype=object)
+
+
+def missable_columns(handle_missing):
+    """Columns that may be missing: True (every column), False (none) or a list."""
+    if isinstance(handle_missing, str):
+        return handle_missing == "category"
+    return list(handle_missing)
+
+
+def check_schema(X):
+    """A table's schema (columns and dtypes, rows not in memory), checked as a frame would be."""
+    duplicated = X.columns[X.columns.duplicated()].unique().tolist()
+    if duplicated:
+        raise ValueError(f"X has duplicate column names: {duplicated}.")
+    if X.shape[1] == 0:
+        raise ValueError("Found a table with 0 columns while a minimum of 1 is required.")
+    return X
+
+
+def check_public_domain(X, domain, bounds, bins):
+    """Raise naming the columns whose domain would have to be learned from values."""
+    domain, bounds = domain or {}, bounds or {}
+    edges = bins if isinstance(bins, dict) else {}
+    unknown = [
+        c for c in X.columns
+        if c not in domain and c not in bounds and np.ndim(edges.get(c, 0)) != 1
+        and not pd.api.types.is_bool_dtype(X[c].dtype)
+    ]
+    if unknown:
+        raise ValueError(
+            f"Columns {unknown} have no public domain: rows that are not in memory "
+            "(a Dask DataFrame) are never read to learn one. Give their values or sizes "
+            "in domain=, or bounds= (and bins=) for numbers."
+        )

@@ -165,7 +165,8 @@ def _marginal_set(workload, marginals):
 
 def _count_partition(partition, workload, marginal_set):
     """(int64 counts of every cell, rows) of one partition: runs on a worker."""
-    records = workload.encode(partition)
+    # the partition holds the workload's columns in order (no derived column): encode them
+    records = workload.encoder_.encode(partition)
     counts = marginal_set.counts(records)
     return counts.astype(np.int64), int(records.shape[0])
 

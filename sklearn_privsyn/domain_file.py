@@ -13,7 +13,11 @@ which marginals are enumerated. An entry is
   spacing of the values (synthetic values are multiples of it; integer
   columns have step 1), and ``"cuts": [c, ...]``, values where a bin must
   begin (the boundaries of a column derived from it, such as the ages where
-  an age group changes). See ``docs/numbers.rst``.
+  an age group changes). See ``docs/numbers.rst``;
+* ``{"derived": {"of": source, ...}}``: a public function of another column
+  (a ``"map"`` of its values, ``"intervals"``, ``"apply"``, ``"floordiv"``
+  or ``"mod"``), computed from the synthetic source instead of modelled; see
+  :mod:`sklearn_privsyn.derived` and ``docs/derived.rst``.
 
 An object entry may also say
 
@@ -51,9 +55,10 @@ __all__ = [
 ]
 
 # An object entry has exactly one of these keys, which sets its kind ...
-_KINDS = ("size", "values", "bounds")
+_KINDS = ("size", "values", "bounds", "derived")
 # ... and may add these (besides MARK and "missing").
-_EXTRA_KEYS = {"size": (), "values": ("other",), "bounds": ("bins", "points", "step", "cuts")}
+_EXTRA_KEYS = {"size": (), "values": ("other",), "bounds": ("bins", "points", "step", "cuts"),
+               "derived": ()}
 
 
 def read_domain(path):
@@ -137,8 +142,8 @@ def _entry_kind(where, spec):
     kinds = [k for k in _KINDS if k in spec]
     if len(kinds) != 1:
         raise ValueError(
-            f"{where}: an object entry needs exactly one of \"size\", \"values\" or "
-            f"\"bounds\"; got keys {sorted(spec)}"
+            f"{where}: an object entry needs exactly one of \"size\", \"values\", "
+            f"\"bounds\" or \"derived\"; got keys {sorted(spec)}"
         )
     kind = kinds[0]
     allowed = {kind, "missing", *_EXTRA_KEYS[kind]}
@@ -156,6 +161,9 @@ def _entry_kind(where, spec):
     missing = spec.get("missing", False)
     if not isinstance(missing, bool):
         raise ValueError(f"{where}: \"missing\" must be true or false; got {missing!r}")
+    if kind == "derived" and "missing" in spec:
+        raise ValueError(f"{where}: a derived column is missing exactly where its source is; "
+                         "it takes no \"missing\"")
     return kind, spec, mark
 
 
@@ -231,7 +239,7 @@ def parse_domain(raw, source="the domain"):
     params : dict
         ``"columns"`` (the entries' order), ``"domain"`` (sizes and lists of
         values), ``"bounds"``, ``"bins"``, ``"points"``, ``"steps"`` and ``"cuts"``
-        (binned numbers), ``"missing"``
+        (binned numbers), ``"derived"`` (column -> its declaration), ``"missing"``
         (the columns declared missable), ``"other"`` (column -> its catch-all
         value) and ``"read_from_data"`` (the marked columns).
 
@@ -255,7 +263,8 @@ def parse_domain(raw, source="the domain"):
             "or {\"bounds\": [lo, hi], \"bins\": n}}"
         )
     params = {"columns": list(raw), "domain": {}, "bounds": {}, "bins": {}, "points": {},
-              "steps": {}, "cuts": {}, "missing": [], "other": {}, "read_from_data": []}
+              "steps": {}, "cuts": {}, "derived": {}, "missing": [], "other": {},
+              "read_from_data": []}
     for col, spec in raw.items():
         where = f"{source}, column {col!r}"
         if isinstance(spec, bool) or not isinstance(spec, (int, list, dict)):
@@ -283,6 +292,8 @@ def parse_domain(raw, source="the domain"):
                         f"{spec['other']!r}"
                     )
                 params["other"][col] = spec["other"]
+        elif kind == "derived":
+            params["derived"][col] = spec["derived"]
         else:
             bounds, n_bins, points, step, cuts = _check_bounds(where, spec)
             params["bounds"][col], params["bins"][col] = bounds, n_bins
@@ -292,6 +303,12 @@ def parse_domain(raw, source="the domain"):
                 params["steps"][col] = step
             if cuts:
                 params["cuts"][col] = cuts
+    from .derived import parse_derived  # numpy: not at the command line's start
+
+    try:
+        parse_derived(params["derived"], params["columns"])
+    except ValueError as exc:
+        raise ValueError(f"{source}: {exc}") from None
     return params
 
 
@@ -321,7 +338,45 @@ def workload_kwargs(params):
         "points": dict(params.get("points", {})) or None,
         "steps": dict(params.get("steps", {})) or None,
         "cuts": dict(params.get("cuts", {})) or None,
+        "derived": {col: _derived_kwargs(spec, params["domain"])
+                    for col, spec in params.get("derived", {}).items()} or None,
     }
+
+
+def _derived_kwargs(spec, domain):
+    """A derived entry as the command line's table holds it: text where the cells are text."""
+    spec = dict(spec)
+    source_domain = domain.get(spec["of"]) if isinstance(spec["of"], str) else None
+    text = lambda values: not all_numbers(values) and not all(isinstance(v, bool) for v in values)  # noqa: E731
+    if "map" in spec:
+        pairs = _pairs(spec["map"])
+        if isinstance(source_domain, list) and text(source_domain):
+            pairs = [[str(k), v] for k, v in pairs]
+        if text([v for _, v in pairs]):
+            pairs = [[k, str(v)] for k, v in pairs]
+        spec["map"] = pairs
+    elif "intervals" in spec and text(spec["intervals"]["labels"]):
+        spec["intervals"] = {"cuts": spec["intervals"]["cuts"],
+                             "labels": [str(v) for v in spec["intervals"]["labels"]]}
+    return spec
+
+
+def _pairs(mapping):
+    return [list(p) for p in (mapping.items() if isinstance(mapping, dict) else mapping)]
+
+
+def derived_output(spec):
+    """How the command line reads a derived column's cells: ``"integer"``, ``"number"``,
+    ``"boolean"`` or ``"text"``, from the values its declaration can give."""
+    if "map" in spec or "intervals" in spec:
+        values = ([v for _, v in _pairs(spec["map"])] if "map" in spec
+                  else spec["intervals"]["labels"])
+        if all(isinstance(v, bool) for v in values):
+            return "boolean"
+        if all_numbers(values):
+            return "integer" if all(isinstance(v, int) for v in values) else "number"
+        return "text"
+    return "number"
 
 
 def warn_read_from_data(params, source="the domain", stacklevel=2):

@@ -440,11 +440,11 @@ def quality_report(real, synthetic, *, workload=None, estimator=None, ledger=Non
     for name, frame in (("real", real), ("synthetic", synthetic)):
         if not isinstance(frame, pd.DataFrame):
             raise TypeError(f"{name} must be a DataFrame; got {type(frame).__name__}.")
-        missing = [c for c in workload.columns_ if c not in frame.columns]
+        missing = [c for c in workload.table_columns_ if c not in frame.columns]
         if missing:
             raise ValueError(f"{name} has no column {missing[0]!r} (a column of the workload).")
-    real = real[list(workload.columns_)]
-    synthetic = synthetic[list(workload.columns_)]
+    real = real[list(workload.table_columns_)]  # derived columns included: the workload
+    synthetic = synthetic[list(workload.table_columns_)]  # drops them where it encodes
 
     bodies = {
         "privacy": _privacy_section(estimator, ledger, delta),

@@ -13,7 +13,7 @@ import csv
 import io
 import sys
 
-from .domain_file import all_numbers
+from .domain_file import all_numbers, derived_output
 
 __all__ = [
     "TableFileError",
@@ -277,7 +277,9 @@ def convert_table(frame, params, path):
     for col in columns:
         text = frame[col].to_numpy(dtype=object)
         spec = params["domain"].get(col)
-        if isinstance(spec, int):
+        if col in params.get("derived", {}):
+            out[col] = _parse_derived_cells(text, col, path, params["derived"][col])
+        elif isinstance(spec, int):
             out[col] = parse_numbers(text, col, path, integer=True)
         elif isinstance(spec, list) and all(isinstance(v, bool) for v in spec):
             out[col] = parse_booleans(text, col, path)
@@ -291,6 +293,19 @@ def convert_table(frame, params, path):
         else:  # bounds
             out[col] = parse_numbers(text, col, path, integer=None)
     return pd.DataFrame(out, columns=columns), dropped
+
+
+def _parse_derived_cells(text, col, path, spec):
+    """A derived column's cells, read as the values its declaration gives (numbers or text)."""
+    import pandas as pd
+
+    kind = derived_output(spec)
+    if kind == "boolean":
+        return parse_booleans(text, col, path)
+    if kind == "text":
+        values = pd.Series(text, dtype=str)
+        return values.where(values != "")
+    return parse_numbers(text, col, path, integer=True if kind == "integer" else None)
 
 
 def parse_booleans(text, col, path):

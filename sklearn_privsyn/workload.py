@@ -24,7 +24,15 @@ from sklearn.utils import check_random_state
 from sklearn.utils.validation import check_is_fitted
 
 from ._sklearn_private import Interval, StrOptions
-from ._table import TableEncoder, frame_with_columns, warn_learned_domain
+from ._table import (
+    TableEncoder,
+    check_public_domain,
+    check_schema,
+    frame_with_columns,
+    missable_columns,
+    warn_learned_domain,
+)
+from .derived import check_sources, split_derived
 from .marginals import MarginalSet, workload_marginals
 
 __all__ = ["QueryWorkload"]
@@ -44,7 +52,7 @@ class _BaseTableEncoding(TransformerMixin, BaseEstimator):
         tags = super().__sklearn_tags__()
         tags.input_tags.categorical = True
         tags.input_tags.string = True
-        tags.input_tags.allow_nan = bool(_missable(self.handle_missing))
+        tags.input_tags.allow_nan = bool(missable_columns(self.handle_missing))
         tags.transformer_tags.preserves_dtype = []
         return tags
 
@@ -71,16 +79,21 @@ class _BaseTableEncoding(TransformerMixin, BaseEstimator):
         self.n_features_in_ = len(columns)
         if was_frame and all(isinstance(c, str) for c in columns):
             self.feature_names_in_ = np.asarray(columns, dtype=object)
-        self.columns_ = columns
+        self.table_columns_ = columns
+        self.derived_, X, cuts = split_derived(X, self)
+        self.columns_ = tuple(X.columns)
 
         if schema_only:
-            _check_public_domain(X, self.domain, self.bounds, self.bins)
+            check_public_domain(X, self.domain, self.bounds, self.bins)
+        missing = missable_columns(self.handle_missing)
         encoder, learned = TableEncoder.fit(
             X, domain=self.domain, bounds=self.bounds, bins=self.bins,
-            missing=_missable(self.handle_missing), clip=self.clip, other=self.other,
-            points=self.points, steps=self.steps, cuts=self.cuts,
+            missing=missing if isinstance(missing, bool) else [c for c in missing
+                                                               if c not in self.derived_],
+            clip=self.clip, other=self.other, points=self.points, steps=self.steps, cuts=cuts,
         )
         warn_learned_domain(learned)
+        check_sources(self.derived_, encoder.coders)
         self._set_encoder(encoder)
 
         if not schema_only:
@@ -100,8 +113,11 @@ class _BaseTableEncoding(TransformerMixin, BaseEstimator):
 
     def _as_frame(self, X, fitting=False, schema_only=False):
         if schema_only:  # a schema (rows not in memory): columns and dtypes, no rows
-            return _check_schema(X)
-        return frame_with_columns(X, None if fitting else self.columns_, type(self).__name__)
+            return check_schema(X)
+        if fitting:
+            return frame_with_columns(X, None, type(self).__name__)
+        frame = frame_with_columns(X, self.table_columns_, type(self).__name__)
+        return frame[list(self.columns_)] if self.derived_ else frame
 
     # ------------------------------------------------------------- encoding
 
@@ -156,7 +172,12 @@ class _BaseTableEncoding(TransformerMixin, BaseEstimator):
         rng = random_state
         if not isinstance(rng, np.random.Generator):
             rng = check_random_state(rng)
-        return self.encoder_.decode(records, rng)
+        frame = self.encoder_.decode(records, rng)
+        if not self.derived_:
+            return frame
+        for name, column in self.derived_.items():
+            frame[name] = column.compute(frame)
+        return frame[list(self.table_columns_)]
 
     # ------------------------------------------------------------- one-hot
 
@@ -208,10 +229,10 @@ class _BaseTableEncoding(TransformerMixin, BaseEstimator):
         feature_names_out : ndarray of str objects
         """
         check_is_fitted(self)
-        if input_features is not None and list(input_features) != list(self.columns_):
+        if input_features is not None and list(input_features) != list(self.table_columns_):
             raise ValueError(
                 f"input_features {list(input_features)} differ from the fitted columns "
-                f"{list(self.columns_)}."
+                f"{list(self.table_columns_)}."
             )
         return self.encoder_.feature_names()
 
@@ -327,6 +348,11 @@ class QueryWorkload(_BaseTableEncoding):
         no bin straddles a cut, in the equal-width bins (``bins`` spread over
         the intervals between cuts by width, at least one each) and in bins a
         synthesizer re-cuts privately (see :doc:`/numbers`). Public knowledge.
+    derived : dict, default=None
+        Column -> the public function of another column that it is, e.g.
+        ``{"of": "clock", "floordiv": 100}`` (:mod:`sklearn_privsyn.derived`
+        lists the functions). It is never read nor measured (no attribute,
+        no marginal); :meth:`decode` computes it from its source.
     random_state : int, RandomState instance or None, default=None
         Seed of the random choice of marginals.
 
@@ -338,7 +364,12 @@ class QueryWorkload(_BaseTableEncoding):
         Column names seen during fit (only for string column names).
     columns_ : tuple
         Column names, in order; attribute ``a`` of a record is column
-        ``columns_[a]``.
+        ``columns_[a]``. Derived columns are not among them.
+    table_columns_ : tuple
+        Every column of the table, derived ones included (what :meth:`encode`
+        takes and :meth:`decode` returns).
+    derived_ : dict
+        Derived column -> its :class:`~sklearn_privsyn.derived.DerivedColumn`.
     domain_sizes_ : dict
         Column -> number of codes (``{column: size}``, as in domain JSON files).
     categories_ : dict
@@ -407,6 +438,7 @@ class QueryWorkload(_BaseTableEncoding):
         "points": [dict, None],
         "steps": [dict, None],
         "cuts": [dict, None],
+        "derived": [dict, None],
         "random_state": ["random_state"],
     }
 
@@ -426,6 +458,7 @@ class QueryWorkload(_BaseTableEncoding):
         points=None,
         steps=None,
         cuts=None,
+        derived=None,
         random_state=None,
     ):
         self.domain = domain
@@ -441,6 +474,7 @@ class QueryWorkload(_BaseTableEncoding):
         self.points = points
         self.steps = steps
         self.cuts = cuts
+        self.derived = derived
         self.random_state = random_state
 
     def fit(self, X, y=None):
@@ -563,37 +597,3 @@ class QueryWorkload(_BaseTableEncoding):
         """
         check_is_fitted(self)
         return self.marginal_set_.query_literals(query_ids)
-
-
-def _missable(handle_missing):
-    """Columns that may be missing: True (every column), False (none) or a list."""
-    if isinstance(handle_missing, str):
-        return handle_missing == "category"
-    return list(handle_missing)
-
-
-def _check_schema(X):
-    """A table's schema (columns and dtypes, rows not in memory), checked as a frame would be."""
-    duplicated = X.columns[X.columns.duplicated()].unique().tolist()
-    if duplicated:
-        raise ValueError(f"X has duplicate column names: {duplicated}.")
-    if X.shape[1] == 0:
-        raise ValueError("Found a table with 0 columns while a minimum of 1 is required.")
-    return X
-
-
-def _check_public_domain(X, domain, bounds, bins):
-    """Raise naming the columns whose domain would have to be learned from values."""
-    domain, bounds = domain or {}, bounds or {}
-    edges = bins if isinstance(bins, dict) else {}
-    unknown = [
-        c for c in X.columns
-        if c not in domain and c not in bounds and np.ndim(edges.get(c, 0)) != 1
-        and not pd.api.types.is_bool_dtype(X[c].dtype)
-    ]
-    if unknown:
-        raise ValueError(
-            f"Columns {unknown} have no public domain: rows that are not in memory "
-            "(a Dask DataFrame) are never read to learn one. Give their values or sizes "
-            "in domain=, or bounds= (and bins=) for numbers."
-        )

@@ -177,6 +177,9 @@ def test_draft_gives_a_number_the_cuts_of_its_derived_columns():
     X = age_table(3000).assign(educ=educ, level=level)
     X.loc[rng.random(3000) < 0.45, "educ"] = 12  # a spike: a point of its own
     X["level"] = np.where(X["educ"] == 12, "12", X["level"])
+    # missing where their number is not: not derived columns, so the numbers get cuts
+    X["ageGroup"] = X["ageGroup"].where(rng.random(3000) > 0.05)
+    X["level"] = X["level"].where(rng.random(3000) > 0.05)
     draft = _draft(X)
     assert draft["age"]["cuts"] == [30, 40, 50, 60]
     # the interval [12, 13) holds only the point 12: the cut at 12 is dropped
@@ -186,14 +189,18 @@ def test_draft_gives_a_number_the_cuts_of_its_derived_columns():
         warnings.simplefilter("ignore", PrivacyLeakWarning)
         wl = QueryWorkload(**workload_params(draft), k=2).fit(X)
     assert not straddles(wl.bin_edges_["age"], [30, 40, 50, 60])
+    # missing where the number is (here: nowhere), the group is derived, with the same cuts
+    draft = _draft(age_table(3000))
+    assert draft["age"]["cuts"] == [30, 40, 50, 60] and draft["ageGroup"]["derived"]["of"] == "age"
 
 
 def test_draft_leaves_out_a_derived_column_of_too_many_values():
     x = np.arange(4000)
-    X = pd.DataFrame({"x": x, "block": (x // 100).astype(str)})  # 40 labels: 39 cuts
-    draft = _draft(X, max_categories=10)
+    gaps = np.arange(4000) % 97 == 0  # the blocks miss values where x does not: not derived
+    X = pd.DataFrame({"x": x, "block": pd.Series((x // 100).astype(str)).where(~gaps)})
+    draft = _draft(X, max_categories=10)  # 40 labels: 39 cuts
     assert MAX_CUTS < 39 and "cuts" not in draft["x"]
-    X = pd.DataFrame({"x": x, "block": (x // 1000).astype(str)})
+    X = pd.DataFrame({"x": x, "block": pd.Series((x // 1000).astype(str)).where(~gaps)})
     assert _draft(X, max_categories=10)["x"]["cuts"] == [1000, 2000, 3000]
 
 

@@ -98,6 +98,20 @@ def test_fit_on_dask_equals_the_fit_on_the_same_rows_in_pandas(name):
     assert dask.n_features_in_ == 4
 
 
+def test_a_dask_fit_with_derived_columns_equals_the_pandas_fit():
+    D = as_dask(table().assign(e=lambda t: t["b"] // 2), npartitions=3)
+    X = D.compute()  # the same rows, with the dtypes dask gives them
+    derived = {"e": {"of": "b", "floordiv": 2}}
+    fits = [AdaptiveProjection(epsilon=1.0, workload=QueryWorkload(domain=DOMAIN, k=2,
+                                                                   derived=derived),
+                               random_state=0).fit(rows)
+            for rows in (X, D)]
+    assert fits[0].ledger_.entries == fits[1].ledger_.entries
+    samples = [f.sample(50, random_state=1) for f in fits]
+    pd.testing.assert_frame_equal(samples[0], samples[1])
+    assert (samples[0]["e"] == samples[0]["b"] // 2).all()
+
+
 def test_dask_fit_without_a_domain_names_the_columns():
     X = table()
     D = as_dask(X.assign(e=np.arange(len(X)) % 5), 2)

@@ -50,8 +50,8 @@ def test_parse_domain_forms(entry, domain, bounds, missing, other):
         ({"bounds": [0, 1], "other": 0}, "\"other\" needs the column's \"values\" listed"),
         ({"size": 3, "other": 0}, "\"other\" needs the column's \"values\" listed"),
         ({"values": ["x"], "bins": 3}, r"an entry with 'values' takes only \['missing', 'other'\]"),
-        ({"size": 3, "bounds": [0, 1]}, "exactly one of \"size\", \"values\" or \"bounds\""),
-        ({"missing": True}, "exactly one of \"size\", \"values\" or \"bounds\""),
+        ({"size": 3, "bounds": [0, 1]}, "exactly one of \"size\", \"values\", \"bounds\" or \"derived\""),
+        ({"missing": True}, "exactly one of \"size\", \"values\", \"bounds\" or \"derived\""),
         ({"values": 3}, "\"values\" must be a list"),
         ({"values": []}, "the list of values is empty"),
         ({"values": ["x", "x"]}, "duplicates"),
@@ -100,6 +100,7 @@ def test_workload_params_from_a_file_a_dict_and_a_draft(tmp_path):
         "points": None,
         "steps": None,
         "cuts": None,
+        "derived": None,
     }
     with warnings.catch_warnings():
         warnings.simplefilter("error")  # nothing marked: no warning
@@ -108,7 +109,8 @@ def test_workload_params_from_a_file_a_dict_and_a_draft(tmp_path):
         assert workload_params(raw) == expected
     assert workload_params({"n": 3}) == {"domain": {"n": 3}, "bounds": None, "bins": 10,
                                          "handle_missing": "error", "other": None,
-                                         "points": None, "steps": None, "cuts": None}
+                                         "points": None, "steps": None, "cuts": None,
+                                         "derived": None}
     frame = pd.DataFrame({"s": ["u", None, "v"], "n": [1.0, 2.0, 4.0]})
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", PrivacyLeakWarning)

@@ -77,7 +77,8 @@ def _choose_workload(args, params, frame):
         return _make_workload(args, params, args.marginals)
     from ..counts import is_dask_frame, schema
 
-    one_way = [(c,) for c in frame.columns]
+    derived = params.get("derived", {})  # computed from their sources, never measured
+    one_way = [(c,) for c in frame.columns if c not in derived]
     sizing = _make_workload(args, params, None).set_params(marginals=one_way, max_cells=None)
     n_rows = _n_rows(frame)
     if is_dask_frame(frame):  # the schema only: the rows are not in memory

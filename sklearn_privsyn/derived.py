@@ -1,0 +1,352 @@
+"""Derived columns: a column that is a public function of another, computed after sampling.
+
+Real tables hold the same fact twice: an education and its years of
+schooling, an age and its age band, a clock time and its hour, a wage and its
+logarithm. A synthesizer that models both columns spends budget on the second
+and, drawing each value on its own, breaks the relation in some rows. A
+*derived* column is declared as a function of one *source* column; the
+synthesizers never read it (it is not encoded, measured or modelled) and
+:meth:`~sklearn_privsyn.QueryWorkload.decode` computes it from the synthetic
+source, so every synthetic row keeps the relation exactly.
+
+The functions (``spec`` is the declaration, as in ``QueryWorkload(derived=)``
+and a domain file's ``"derived"`` entry):
+
+* ``{"of": a, "map": {value: derived value, ...}}`` (or a list of pairs):
+  a lookup over the listed values of ``a`` (every listed value needs one);
+* ``{"of": a, "intervals": {"cuts": [c1, ..., ck], "labels": [l0, ..., lk]}}``:
+  ``l0`` below ``c1``, ``li`` on ``[ci, ci+1)``, ``lk`` from ``ck`` on (an age
+  band of an age);
+* ``{"of": a, "apply": f}`` with ``f`` one of :data:`FUNCTIONS` (``"log"``, ...);
+* ``{"of": a, "floordiv": d}`` and ``{"of": a, "mod": d}``: ``floor(a / d)``
+  and ``a - d * floor(a / d)`` (the hour and minute of a clock time 1545);
+* ``{"of": [a, b, ...], "sum": [wa, wb, ...]}``: ``wa * a + wb * b + ...``,
+  a column of several sources (a clock time 1545 of its hour and minute:
+  ``{"of": ["hour", "minute"], "sum": [100, 1]}``).
+
+A derived value is missing where a source is. The declaration is public
+knowledge like the rest of the domain: nothing about the derived column's
+values is read, so it costs no budget; the derived column keeps its dtype
+from the table the workload was fitted on.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from dataclasses import dataclass, replace
+from numbers import Real
+
+import numpy as np
+import pandas as pd
+
+from ._coders import BinnedCoder, CategoryCoder, CodeCoder, series_of_dtype
+
+__all__ = ["FUNCTIONS", "KINDS", "DerivedColumn", "check_not_declared", "check_sources",
+           "implied_cuts", "parse_derived", "split_derived"]
+
+#: The functions ``"apply"`` takes, by name.
+FUNCTIONS = {
+    "log": np.log, "log2": np.log2, "log10": np.log10, "log1p": np.log1p,
+    "exp": np.exp, "sqrt": np.sqrt,
+}
+#: The kinds of derived column, each the key of its declaration.
+KINDS = ("map", "intervals", "apply", "floordiv", "mod", "sum")
+
+
+@dataclass(frozen=True)
+class DerivedColumn:
+    """One derived column: ``name`` is ``kind`` of column ``source``.
+
+    ``keys`` and ``values`` are the map's pairs (``"map"``) or the cuts and
+    labels (``"intervals"``); ``argument`` is the function's name
+    (``"apply"``) or the divisor (``"floordiv"``, ``"mod"``); ``dtype`` the
+    column's dtype in the fitted table (None until fitted).
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> from sklearn_privsyn.derived import parse_derived
+    >>> hour = parse_derived({"hour": {"of": "time", "floordiv": 100}}, ["time", "hour"])["hour"]
+    >>> hour.compute(pd.DataFrame({"time": [545, 1530, None]})).tolist()
+    [5.0, 15.0, nan]
+    """
+
+    name: object
+    source: object
+    kind: str
+    keys: tuple = ()
+    values: tuple = ()
+    argument: object = None
+    dtype: object = None
+
+    @property
+    def sources(self):
+        """The source columns, as a tuple (several for ``"sum"``)."""
+        return tuple(self.source) if self.kind == "sum" else (self.source,)
+
+    def compute(self, frame):
+        """The derived values of the rows of ``frame`` (missing where a source is)."""
+        if self.kind == "sum":
+            return self._sum(frame)
+        source = frame[self.source]
+        isna = source.isna().to_numpy()
+        if self.kind == "map":
+            lookup = dict(zip(self.keys, self.values))
+            out = np.array([None if m else lookup.get(v) for v, m in
+                            zip(source.to_numpy(dtype=object), isna)], dtype=object)
+            isna = isna | np.array([v is None for v in out], dtype=bool)
+            if not isna.any() and all(isinstance(v, (Real, bool, np.generic)) for v in out):
+                out = np.asarray(out.tolist())
+        else:
+            x = np.where(isna, 0.0, pd.to_numeric(source, errors="coerce").to_numpy(
+                dtype=float, na_value=np.nan))
+            if self.kind == "intervals":
+                labels = np.asarray(self.values, dtype=object)
+                out = labels[np.searchsorted(np.asarray(self.keys, dtype=float), x, side="right")]
+                if not isna.any() and all(isinstance(v, (Real, np.generic)) for v in out):
+                    out = np.asarray(out.tolist())
+            else:
+                with np.errstate(all="ignore"):
+                    if self.kind == "apply":
+                        out = FUNCTIONS[self.argument](x)
+                    elif self.kind == "floordiv":
+                        out = np.floor(x / self.argument)
+                    else:
+                        out = x - self.argument * np.floor(x / self.argument)
+        return self._as_column(out, isna, source.index)
+
+    def _sum(self, frame):
+        values = [pd.to_numeric(frame[c], errors="coerce").to_numpy(dtype=float, na_value=np.nan)
+                  for c in self.source]
+        out = sum(w * v for w, v in zip(self.argument, values))
+        return self._as_column(out, np.isnan(out), frame.index)
+
+    def _as_column(self, out, isna, index):
+        has_na = bool(isna.any())
+        if has_na:
+            out = out.astype(object) if out.dtype == object else out.astype(float)
+            out[isna] = None if out.dtype == object else np.nan
+        if self.dtype is None:
+            return pd.Series(out, index=index)
+        if has_na or isinstance(self.dtype, pd.CategoricalDtype) or out.dtype == object:
+            series = series_of_dtype(out, self.dtype, has_na)
+        else:
+            integer = isinstance(self.dtype, np.dtype) and self.dtype.kind in "iu"
+            series = series_of_dtype(np.round(out) if integer else out, self.dtype, False)
+        series.index = index
+        return series
+
+    def check_sources(self, coders):
+        """Raise ``ValueError`` if a fitted source column (``{name: coder}``) cannot feed it."""
+        for source in self.sources:
+            self._check_source(source, coders[source])
+
+    def _check_source(self, source, coder):
+        where = f"derived[{self.name!r}]"
+        if self.kind == "map":
+            if isinstance(coder, BinnedCoder):
+                raise ValueError(
+                    f"{where} maps the values of {source!r}, a binned number: declare "
+                    "its values in domain=, or use \"intervals\" (cuts and labels)."
+                )
+            listed = (coder.categories if isinstance(coder, CategoryCoder)
+                      else np.arange(coder.n_values))
+            keys = pd.Index(list(self.keys), dtype=object)
+            unmapped = int((keys.get_indexer(np.asarray(listed, dtype=object)) < 0).sum())
+            if unmapped:
+                raise ValueError(
+                    f"{where} gives no value for {unmapped} of the {len(listed)} values of "
+                    f"{source!r}: map every value of the source's domain."
+                )
+            return
+        if isinstance(coder, CategoryCoder):
+            try:
+                bounds = np.asarray(coder.categories, dtype=float)
+            except (TypeError, ValueError):
+                raise ValueError(
+                    f"{where} needs a number column; {source!r} holds listed values "
+                    "that are not numbers."
+                ) from None
+        elif isinstance(coder, CodeCoder):
+            bounds = np.array([0.0, coder.n_values - 1.0])
+        else:
+            bounds = np.asarray([coder.edges[0], coder.edges[-1]], dtype=float)
+        if self.kind == "apply":
+            with np.errstate(all="ignore"):
+                image = FUNCTIONS[self.argument](bounds)
+            if not np.all(np.isfinite(image)):
+                raise ValueError(
+                    f"{where} applies {self.argument!r} to {source!r}, whose domain "
+                    f"holds numbers where {self.argument!r} is not a finite number."
+                )
+
+
+def split_derived(X, workload):
+    """``workload.derived`` checked, with the columns' dtypes; ``X`` without them; the cuts.
+
+    A derived column is never read: only its dtype (the schema, public) is kept.
+    The cuts are ``workload.cuts`` with those of :func:`implied_cuts`.
+    """
+    derived = parse_derived(workload.derived, X.columns)
+    check_not_declared(derived, workload)
+    fitted = {c: replace(d, dtype=X[c].dtype) for c, d in derived.items()}
+    return (fitted, (X.drop(columns=list(fitted)) if fitted else X),
+            implied_cuts(fitted, workload, X))
+
+
+def implied_cuts(derived, workload, X):
+    """``workload.cuts`` and, for a binned source without cuts of its own, where its
+    derived column changes (an interval function's cuts, a quotient's multiples of its
+    divisor), so that no bin of the source straddles one.
+
+    Only inside the source's declared bounds, on its step (whole numbers for an integer
+    column), at most ``MAX_CUTS`` of them, and not with explicit bin edges. Public, as the
+    declaration: the derived column's pairs with the other columns are then measured
+    through the source's bins as well as the column itself would be.
+    """
+    from .domain_draft import MAX_CUTS
+
+    cuts = dict(workload.cuts or {})
+    bounds, steps = workload.bounds or {}, workload.steps or {}
+    edges = workload.bins if isinstance(workload.bins, dict) else {}
+    for column in derived.values():
+        source = column.source
+        if (column.kind not in ("intervals", "floordiv") or source in cuts
+                or source not in bounds or np.ndim(edges.get(source, 0)) == 1):
+            continue
+        lo, hi = (float(b) for b in bounds[source])
+        if column.kind == "intervals":
+            implied = np.asarray(column.keys, dtype=float)
+        else:
+            implied = column.argument * np.arange(math.floor(lo / column.argument) + 1,
+                                                  math.ceil(hi / column.argument))
+        step = steps.get(source, 1 if pd.api.types.is_integer_dtype(X[source].dtype) else None)
+        implied = [float(c) for c in implied if lo < c < hi
+                   and (step is None or float(c / step).is_integer())]
+        if 0 < len(implied) <= MAX_CUTS:
+            cuts[source] = implied
+    return cuts or None
+
+
+def check_sources(derived, coders):
+    """Raise ``ValueError`` if a fitted source column cannot feed its derived column."""
+    by_name = {c.name: c for c in coders}
+    for column in derived.values():
+        column.check_sources(by_name)
+
+
+def parse_derived(derived, columns):
+    """Check ``derived`` (``{column: spec}``) against the table's ``columns``.
+
+    Returns ``{column: DerivedColumn}`` (dtype not yet set), in ``columns``'
+    order. Raises ``ValueError`` naming the column on a malformed spec, an
+    unknown column, or a source that is itself derived.
+    """
+    if derived is None:
+        return {}
+    if not isinstance(derived, Mapping):
+        raise ValueError(f"derived must be a dict {{column: spec}}; got {type(derived).__name__}.")
+    columns = list(columns)
+    unknown = [c for c in derived if c not in columns]
+    if unknown:
+        raise ValueError(f"derived names columns not in X: {unknown}. X has columns {columns}.")
+    parsed = {}
+    for name in [c for c in columns if c in derived]:
+        parsed[name] = _parse_one(name, derived[name], columns, derived)
+    return parsed
+
+
+def _parse_one(name, spec, columns, derived):
+    where = f"derived[{name!r}]"
+    if not isinstance(spec, Mapping):
+        raise ValueError(f"{where} must be a dict such as {{'of': column, 'map': {{...}}}}; "
+                         f"got {spec!r}.")
+    kinds = [k for k in KINDS if k in spec]
+    extra = sorted(set(spec) - {"of", *KINDS}, key=str)
+    if len(kinds) != 1 or "of" not in spec or extra:
+        raise ValueError(
+            f"{where} needs 'of' (the source column) and exactly one of {list(KINDS)}; "
+            f"got keys {sorted(spec, key=str)}."
+        )
+    source, kind, argument = spec["of"], kinds[0], spec[kinds[0]]
+    if kind == "sum":
+        return _parse_sum(name, where, source, argument, columns, derived)
+    _check_source_name(where, name, source, columns, derived)
+    if kind == "map":
+        pairs = list(argument.items()) if isinstance(argument, Mapping) else argument
+        if (not isinstance(pairs, (list, tuple)) or not pairs
+                or not all(isinstance(p, (list, tuple)) and len(p) == 2 for p in pairs)):
+            raise ValueError(f"{where}: 'map' must be a non-empty dict or list of "
+                             "[source value, derived value] pairs.")
+        keys = [p[0] for p in pairs]
+        if len(pd.Index(keys, dtype=object).unique()) != len(keys):
+            raise ValueError(f"{where}: 'map' gives a source value twice.")
+        return DerivedColumn(name, source, kind, tuple(keys), tuple(p[1] for p in pairs))
+    if kind == "intervals":
+        if not isinstance(argument, Mapping) or set(argument) != {"cuts", "labels"}:
+            raise ValueError(f"{where}: 'intervals' must be {{'cuts': [...], 'labels': [...]}}.")
+        cuts, labels = argument["cuts"], argument["labels"]
+        if (not isinstance(cuts, (list, tuple)) or not cuts
+                or not all(_is_number(c) for c in cuts)
+                or not np.all(np.isfinite(np.asarray(cuts, dtype=float)))
+                or not np.all(np.diff(np.asarray(cuts, dtype=float)) > 0)):
+            raise ValueError(f"{where}: 'cuts' must be increasing finite numbers.")
+        if not isinstance(labels, (list, tuple)) or len(labels) != len(cuts) + 1:
+            raise ValueError(f"{where}: 'labels' needs one label more than 'cuts' "
+                             f"({len(cuts) + 1}).")
+        return DerivedColumn(name, source, kind, tuple(float(c) for c in cuts), tuple(labels))
+    if kind == "apply":
+        if argument not in FUNCTIONS:
+            raise ValueError(f"{where}: 'apply' must be one of {sorted(FUNCTIONS)}; "
+                             f"got {argument!r}.")
+        return DerivedColumn(name, source, kind, argument=argument)
+    if not _is_number(argument) or not np.isfinite(argument) or argument <= 0:
+        raise ValueError(f"{where}: {kind!r} must be a positive number; got {argument!r}.")
+    return DerivedColumn(name, source, kind, argument=argument)
+
+
+def _check_source_name(where, name, source, columns, derived):
+    if source not in columns:
+        raise ValueError(f"{where}: its source {source!r} is not a column of X.")
+    if source == name or source in derived:
+        raise ValueError(f"{where}: its source {source!r} must be a column that is not "
+                         "itself derived.")
+
+
+def _parse_sum(name, where, sources, weights, columns, derived):
+    if (not isinstance(sources, (list, tuple)) or len(sources) < 2
+            or len(set(map(str, sources))) != len(sources)):
+        raise ValueError(f"{where}: a 'sum' takes a list of two or more distinct source "
+                         "columns in 'of'.")
+    for source in sources:
+        _check_source_name(where, name, source, columns, derived)
+    if (not isinstance(weights, (list, tuple)) or len(weights) != len(sources)
+            or not all(_is_number(w) and np.isfinite(w) for w in weights)):
+        raise ValueError(f"{where}: 'sum' must be a list of one finite number a source "
+                         f"({len(sources)}).")
+    return DerivedColumn(name, tuple(sources), "sum", argument=tuple(weights))
+
+
+def _is_number(value):
+    return isinstance(value, Real) and not isinstance(value, bool)
+
+
+def check_not_declared(derived, workload):
+    """Raise naming a derived column that also has a domain of its own or a marginal."""
+    for param in ("domain", "bounds", "bins", "other", "points", "steps", "cuts"):
+        spec = getattr(workload, param)
+        declared = [c for c in derived if isinstance(spec, dict) and c in spec]
+        if declared:
+            raise ValueError(
+                f"{param} declares derived columns {declared}: a derived column is computed "
+                "from its source and has no domain of its own."
+            )
+    marginals = getattr(workload, "marginals", None) or ()
+    named = [c for c in derived if any(c == m or isinstance(m, (list, tuple)) and c in m
+                                       for m in marginals)]
+    if named:
+        raise ValueError(
+            f"marginals name derived columns {named}: a derived column is computed from its "
+            "source, never measured; a marginal of its source measures it."
+        )
