@@ -446,7 +446,9 @@ class BinnedCoder(ColumnCoder):
         if len(self.points):
             values = np.where(is_point, self.points[np.where(is_point, codes - self.n_bins, 0)],
                               values)
-        return values
+        # + 0.0 turns a -0.0 (a grid value rounded from below 0) into 0.0, which a CSV
+        # would otherwise write as "-0.0"
+        return values + 0.0
 
     def _uniform_on_grid(self, bins, u):
         """A uniform multiple of ``step`` within each bin (a uniform integer for step 1)."""

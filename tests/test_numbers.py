@@ -296,6 +296,17 @@ def test_a_float_column_with_a_step_decodes_to_multiples_of_it():
         assert np.allclose(S * 4, np.round(S * 4)) and S.between(0, 100).all()
 
 
+def test_a_grid_value_of_zero_is_never_a_negative_zero():
+    # a CSV writes -0.0 as "-0.0": years of schooling a reader calls impossible
+    rng = np.random.default_rng(0)
+    X = pd.DataFrame({"educ": np.clip(np.round(rng.normal(12, 4, 5000)), 0, 20).astype(float)})
+    wl = QueryWorkload(bounds={"educ": (0, 20)}, bins={"educ": 5}, steps={"educ": 1.0}, k=1)
+    est = AdaptiveProjection(epsilon=1.0, workload=wl, max_iter=5, solver="heuristic",
+                             number_share=0.2, random_state=0).fit(X)
+    S = est.sample(20000, random_state=0)["educ"].to_numpy()
+    assert (S == 0).sum() > 20 and not np.any(np.signbit(S) & (S == 0))
+
+
 def test_values_outside_the_bounds_are_clipped_into_the_measurement():
     rng = np.random.default_rng(0)
     X = pd.DataFrame({"x": np.r_[rng.uniform(0, 10, 900), np.full(100, 50.0)]})
