@@ -123,6 +123,8 @@ class DerivedColumn:
         return self._as_column(out, np.isnan(out), frame.index)
 
     def _as_column(self, out, isna, index):
+        if out.dtype.kind == "f":
+            out = out + 0.0  # no -0.0 (a CSV writes it as "-0.0")
         has_na = bool(isna.any())
         if has_na:
             out = out.astype(object) if out.dtype == object else out.astype(float)

@@ -8,6 +8,7 @@ functions in a table.
 """
 
 import json
+import math
 import warnings
 
 import numpy as np
@@ -117,6 +118,7 @@ def test_a_binned_source_gets_the_cuts_where_its_derived_column_changes():
      [9.99, 10, 19.5, 20, np.nan], ["lo", "mid", "mid", "hi", None]),
     ({"floordiv": 60}, [59, 60, 125, -1], [0, 1, 2, -1]),
     ({"mod": 60}, [59, 60, 125, -1], [59, 0, 5, 59]),
+    ({"apply": "log1p"}, [-0.0, 0.0], [0.0, 0.0]),  # log1p(-0.0) is -0.0
     ({"apply": "log10"}, [1, 100, np.nan], [0.0, 2.0, np.nan]),
     ({"apply": "sqrt"}, [0, 4, 2.25], [0.0, 2.0, 1.5]),
 ])
@@ -125,6 +127,7 @@ def test_each_function_computes_its_values(spec, source, expected):
     out = column.compute(pd.DataFrame({"x": source})).tolist()
     assert [None if pd.isna(v) else v for v in out] == [None if pd.isna(v) else v
                                                        for v in expected]
+    assert not any(v == 0 and math.copysign(1.0, v) < 0 for v in out if isinstance(v, float))
 
 
 def test_a_weighted_sum_of_several_sources():
