@@ -294,6 +294,9 @@ def test_the_command_line_drafts_and_keeps_derived_columns(tmp_path, capsys):
     X = people(1500)
     X.to_csv(tmp_path / "t.csv", index=False)
     assert main(["domain", str(tmp_path / "t.csv"), "-o", str(tmp_path / "d.json")]) == 0
+    assert ("derived (computed from their sources, never modelled): education-num of "
+            "education, ageGroup of age, clock of hour and minute, logwage of wage"
+            in capsys.readouterr().err)
     domain = json.loads((tmp_path / "d.json").read_text())
     assert domain["education-num"]["derived"]["of"] == "education"
     # the clock time is the weighted sum of its hour and minute (a remainder is never drafted)

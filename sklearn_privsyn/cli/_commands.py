@@ -359,7 +359,17 @@ def cmd_domain(args):
     _note(args, f"drafted the domain of {len(draft)} columns"
                 + ("" if args.output == "-" else f" to {args.output}")
                 + (f"; review the {len(marked)} entries marked {MARK!r}" if marked else ""))
+    derived = {col: entry["derived"] for col, entry in draft.items() if "derived" in entry}
+    if derived:
+        found = ", ".join(f"{col} of {' and '.join(_as_list(spec['of']))}"
+                          for col, spec in derived.items())
+        _note(args, f"derived (computed from their sources, never modelled): {found}; "
+                    "check each relation against public knowledge")
     return 0
+
+
+def _as_list(of):
+    return [str(c) for c in of] if isinstance(of, list) else [str(of)]
 
 
 def rounds_phrase(estimator):
