@@ -60,7 +60,8 @@ class DerivedColumn:
 
     ``keys`` and ``values`` are the map's pairs (``"map"``) or the cuts and
     labels (``"intervals"``); ``argument`` is the function's name
-    (``"apply"``) or the divisor (``"floordiv"``, ``"mod"``); ``dtype`` the
+    (``"apply"``), the divisor (``"floordiv"``, ``"mod"``) or the weights
+    (``"sum"``, whose ``source`` is a tuple of columns); ``dtype`` the
     column's dtype in the fitted table (None until fitted).
 
     Examples
