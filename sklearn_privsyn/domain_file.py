@@ -347,15 +347,14 @@ def _derived_kwargs(spec, domain):
     """A derived entry as the command line's table holds it: text where the cells are text."""
     spec = dict(spec)
     source_domain = domain.get(spec["of"]) if isinstance(spec["of"], str) else None
-    text = lambda values: not all_numbers(values) and not all(isinstance(v, bool) for v in values)  # noqa: E731
-    if "map" in spec:
+    if "map" in spec:  # (booleans count as numbers: all_numbers)
         pairs = _pairs(spec["map"])
-        if isinstance(source_domain, list) and text(source_domain):
+        if isinstance(source_domain, list) and not all_numbers(source_domain):
             pairs = [[str(k), v] for k, v in pairs]
-        if text([v for _, v in pairs]):
+        if not all_numbers([v for _, v in pairs]):
             pairs = [[k, str(v)] for k, v in pairs]
         spec["map"] = pairs
-    elif "intervals" in spec and text(spec["intervals"]["labels"]):
+    elif "intervals" in spec and not all_numbers(spec["intervals"]["labels"]):
         spec["intervals"] = {"cuts": spec["intervals"]["cuts"],
                              "labels": [str(v) for v in spec["intervals"]["labels"]]}
     return spec
@@ -365,18 +364,15 @@ def _pairs(mapping):
     return [list(p) for p in (mapping.items() if isinstance(mapping, dict) else mapping)]
 
 
-def derived_output(spec):
-    """How the command line reads a derived column's cells: ``"integer"``, ``"number"``,
-    ``"boolean"`` or ``"text"``, from the values its declaration can give."""
-    if "map" in spec or "intervals" in spec:
-        values = ([v for _, v in _pairs(spec["map"])] if "map" in spec
-                  else spec["intervals"]["labels"])
-        if all(isinstance(v, bool) for v in values):
-            return "boolean"
-        if all_numbers(values):
-            return "integer" if all(isinstance(v, int) for v in values) else "number"
-        return "text"
-    return "number"
+def derived_values(spec):
+    """The values a derived column's declaration can give (a map's values or the
+    intervals' labels), or None for arithmetic (any number): how the command line reads
+    its cells."""
+    if "map" in spec:
+        return [v for _, v in _pairs(spec["map"])]
+    if "intervals" in spec:
+        return list(spec["intervals"]["labels"])
+    return None
 
 
 def warn_read_from_data(params, source="the domain", stacklevel=2):

@@ -13,7 +13,7 @@ import csv
 import io
 import sys
 
-from .domain_file import all_numbers, derived_output
+from .domain_file import all_numbers, derived_values
 
 __all__ = [
     "TableFileError",
@@ -277,35 +277,28 @@ def convert_table(frame, params, path):
     for col in columns:
         text = frame[col].to_numpy(dtype=object)
         spec = params["domain"].get(col)
-        if col in params.get("derived", {}):
-            out[col] = _parse_derived_cells(text, col, path, params["derived"][col])
-        elif isinstance(spec, int):
+        if col in params.get("derived", {}):  # the values its declaration gives, or numbers
+            spec = derived_values(params["derived"][col])
+        if isinstance(spec, int):
             out[col] = parse_numbers(text, col, path, integer=True)
-        elif isinstance(spec, list) and all(isinstance(v, bool) for v in spec):
-            out[col] = parse_booleans(text, col, path)
         elif isinstance(spec, list):
-            if all_numbers(spec):
-                integer = all(isinstance(v, int) for v in spec)
-                out[col] = parse_numbers(text, col, path, integer=integer)
-            else:
-                values = pd.Series(text, dtype=str)
-                out[col] = values.where(values != "")
-        else:  # bounds
+            out[col] = _parse_listed(text, col, path, spec)
+        else:  # bounds, or a derived number
             out[col] = parse_numbers(text, col, path, integer=None)
     return pd.DataFrame(out, columns=columns), dropped
 
 
-def _parse_derived_cells(text, col, path, spec):
-    """A derived column's cells, read as the values its declaration gives (numbers or text)."""
+def _parse_listed(text, col, path, values):
+    """Cells of a column of listed ``values``: booleans when every value is one, numbers
+    when every value is a number, text otherwise (empty cells missing)."""
     import pandas as pd
 
-    kind = derived_output(spec)
-    if kind == "boolean":
+    if all(isinstance(v, bool) for v in values):
         return parse_booleans(text, col, path)
-    if kind == "text":
-        values = pd.Series(text, dtype=str)
-        return values.where(values != "")
-    return parse_numbers(text, col, path, integer=True if kind == "integer" else None)
+    if all_numbers(values):
+        return parse_numbers(text, col, path, integer=all(isinstance(v, int) for v in values))
+    cells = pd.Series(text, dtype=str)
+    return cells.where(cells != "")
 
 
 def parse_booleans(text, col, path):
