@@ -92,29 +92,29 @@ class DerivedColumn:
             return self._sum(frame)
         source = frame[self.source]
         isna = source.isna().to_numpy()
-        if self.kind == "map":
-            lookup = dict(zip(self.keys, self.values))
-            out = np.array([None if m else lookup.get(v) for v, m in
-                            zip(source.to_numpy(dtype=object), isna)], dtype=object)
-            isna = isna | np.array([v is None for v in out], dtype=bool)
-            if not isna.any() and all(isinstance(v, (Real, bool, np.generic)) for v in out):
-                out = np.asarray(out.tolist())
+        if self.kind in ("map", "intervals"):
+            if self.kind == "map":  # a value outside the map gives a missing one
+                at = pd.Index(list(self.keys), dtype=object).get_indexer(
+                    source.to_numpy(dtype=object))
+                isna = isna | (at < 0)
+            else:
+                x = pd.to_numeric(source, errors="coerce").to_numpy(dtype=float,
+                                                                    na_value=np.nan)
+                at = np.searchsorted(np.asarray(self.keys, dtype=float), np.where(isna, 0.0, x),
+                                     side="right")
+            out = np.asarray(self.values, dtype=object)[np.where(isna, 0, at)]
+            if not isna.any() and all(isinstance(v, (Real, np.generic)) for v in self.values):
+                out = np.asarray(out.tolist())  # numbers (or booleans): a numeric array
         else:
             x = np.where(isna, 0.0, pd.to_numeric(source, errors="coerce").to_numpy(
                 dtype=float, na_value=np.nan))
-            if self.kind == "intervals":
-                labels = np.asarray(self.values, dtype=object)
-                out = labels[np.searchsorted(np.asarray(self.keys, dtype=float), x, side="right")]
-                if not isna.any() and all(isinstance(v, (Real, np.generic)) for v in out):
-                    out = np.asarray(out.tolist())
-            else:
-                with np.errstate(all="ignore"):
-                    if self.kind == "apply":
-                        out = FUNCTIONS[self.argument](x)
-                    elif self.kind == "floordiv":
-                        out = np.floor(x / self.argument)
-                    else:
-                        out = x - self.argument * np.floor(x / self.argument)
+            with np.errstate(all="ignore"):
+                if self.kind == "apply":
+                    out = FUNCTIONS[self.argument](x)
+                elif self.kind == "floordiv":
+                    out = np.floor(x / self.argument)
+                else:
+                    out = x - self.argument * np.floor(x / self.argument)
         return self._as_column(out, isna, source.index)
 
     def _sum(self, frame):
