@@ -45,6 +45,7 @@ import math
 import os
 import platform
 import shlex
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -78,6 +79,15 @@ def _clock_minutes(hhmm):
     return (hhmm // 100) * 60 + hhmm % 100
 
 
+#: Days of each month of 2013 (nycflights13's year).
+_DAYS_2013 = dict(zip(range(1, 13), [31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31]))
+
+
+def _is_clock(hhmm):
+    """A time of day written HHMM (missing: True)."""
+    return ((hhmm % 100 < 60) & (hhmm >= 0) & (hhmm <= 2400)) | hhmm.isna()
+
+
 def _flight_delay(d):
     delay = _clock_minutes(d["dep_time"]) - _clock_minutes(d["sched_dep_time"])
     delay = (delay + 720) % 1440 - 720
@@ -105,6 +115,10 @@ RULES = {
         "hour of sched_dep_time": lambda d: d["hour"] == d["sched_dep_time"] // 100,
         "minute of sched_dep_time": lambda d: d["minute"] == d["sched_dep_time"] % 100,
         "sched_dep_time is a clock time": lambda d: d["sched_dep_time"] % 100 < 60,
+        "dep_time is a clock time": lambda d: _is_clock(d["dep_time"]),
+        "arr_time is a clock time": lambda d: _is_clock(d["arr_time"]),
+        "sched_arr_time is a clock time": lambda d: _is_clock(d["sched_arr_time"]),
+        "the day exists in its month": lambda d: d["day"] <= d["month"].map(_DAYS_2013),
     },
 }
 
@@ -240,6 +254,10 @@ def run_one(args, table, epsilon, seed):
                                   timeout=args.timeout)
             row.update(fit_wall_s=wall, fit_cpu_s=cpu, peak_rss_mb=rss)
             synthetic = pd.read_csv(synthetic_path)
+            if args.keep:  # the rows themselves, to look at
+                Path(args.keep).mkdir(parents=True, exist_ok=True)
+                shutil.copy(synthetic_path, Path(args.keep) / (
+                    f"{table}-{row['label']}-{epsilon:g}-{seed}.csv"))
             row.update(workload_figures(data, domain, synthetic_path, seed))
             if args.reference_cache:  # the workload of other drafts, for comparison
                 _, reference = prepare(table, Path(args.reference_cache))
@@ -331,6 +349,8 @@ def main(argv=None):
                         help="a cache of other drafts of the same tables: the default workload "
                              "of its domains is measured too (columns *_ref), so that runs on "
                              "those drafts compare on the same workload")
+    parser.add_argument("--keep", metavar="DIR", default=None,
+                        help="keep each run's synthetic rows in DIR (TABLE-LABEL-EPS-SEED.csv)")
     parser.add_argument("--timeout", type=float, default=None, help="seconds a fit")
     parser.add_argument("--no-tstr", action="store_true", help="skip train-on-synthetic")
     parser.add_argument("--summary", metavar="CSV", help="print the summary of CSV and stop")

@@ -30,6 +30,7 @@ from ._number_spec import (
     cut_edges,
     integer_ranges,
 )
+from .clock import check_clock_values, clock_spec_in_minutes, minutes_to_hhmm
 
 __all__ = ["BinnedCoder", "CategoryCoder", "CodeCoder", "ColumnCoder", "make_coder",
            "series_of_dtype"]
@@ -284,7 +285,9 @@ class BinnedCoder(ColumnCoder):
     and draws a value within its bin: from ``sampler`` (an estimated shape,
     :class:`~sklearn_privsyn.numbers.InBinSampler`) when the fit measured
     one, else uniformly; on the ``step`` grid (multiples of ``step``; 1 for
-    integer columns) when there is one.
+    integer columns) when there is one. A ``clock`` column holds times of day
+    written HHMM: its edges, points, cuts and step are in minutes since
+    midnight (:mod:`sklearn_privsyn.clock`), and it encodes and decodes HHMM.
 
     Examples
     --------
@@ -310,6 +313,7 @@ class BinnedCoder(ColumnCoder):
     equal_width: bool = False  # bins from an int number of bins (may be re-cut privately)
     sampler: object = None  # InBinSampler or None
     cuts: np.ndarray = field(default_factory=lambda: np.zeros(0))  # edges every cut keeps
+    clock: bool = False  # HHMM times of day, binned in minutes (clock.py)
 
     @property
     def n_bins(self):
@@ -318,18 +322,25 @@ class BinnedCoder(ColumnCoder):
 
     @classmethod
     def from_spec(cls, name, series, bound, bin_spec, missing=False, clip=True, points=None,
-                  step=None, cuts=None):
+                  step=None, cuts=None, clock=False):
         """Return (coder, learned): the bins from ``bounds``/``bins``, or from the data.
 
         ``learned`` is ``"bounds"`` when the range was taken from the data's
         min and max (not covered by any privacy guarantee), else None.
         ``points`` are declared exact values with codes of their own;
         ``step`` the spacing of the column's values (1 for integer columns);
-        ``cuts`` values where a bin must begin (``_number_spec.py``).
+        ``cuts`` values where a bin must begin (``_number_spec.py``);
+        ``clock`` that the column holds HHMM times (bounds, edges, points and
+        cuts given as HHMM, ``step`` in minutes, 1 by default).
         """
         learned = None
-        integer = _is_integer_dtype(series.dtype)
+        dtype = series.dtype
+        integer = _is_integer_dtype(dtype)
         step = check_step(name, step, integer)
+        if clock:
+            series, bound, bin_spec, points, cuts = clock_spec_in_minutes(
+                name, series, bound, bin_spec, points, cuts)
+            step = 1.0 if step is None else step
         if isinstance(bin_spec, (bool, np.bool_)) or not (
             isinstance(bin_spec, Integral) or np.ndim(bin_spec) == 1
         ):
@@ -386,9 +397,10 @@ class BinnedCoder(ColumnCoder):
                     f"Bin {i} [{edges[i]:g}, {edges[i + 1]:g}) of {what} {name!r} "
                     f"contains no {value}; use fewer bins or wider bounds."
                 )
-        coder = cls(name, len(edges) - 1 + len(point_values), series.dtype, missing=missing,
+        coder = cls(name, len(edges) - 1 + len(point_values), dtype, missing=missing,
                     edges=edges, integer=integer, clip=clip, points=point_values, step=step,
-                    equal_width=equal_width, cuts=np.zeros(0) if cuts is None else cuts)
+                    equal_width=equal_width, cuts=np.zeros(0) if cuts is None else cuts,
+                    clock=clock)
         return coder, learned
 
     def with_points(self, points, edges):
@@ -408,6 +420,8 @@ class BinnedCoder(ColumnCoder):
 
     def _encode_values(self, series, isna):
         values = _numeric_values(self.name, series, isna)
+        if self.clock:
+            values = np.where(isna, 0.0, check_clock_values(self.name, np.where(isna, 0, values)))
         edges = self.edges
         outside = (values < edges[0]) | (values > edges[-1])
         if outside.any() and not self.clip:
@@ -446,6 +460,8 @@ class BinnedCoder(ColumnCoder):
         if len(self.points):
             values = np.where(is_point, self.points[np.where(is_point, codes - self.n_bins, 0)],
                               values)
+        if self.clock:
+            values = minutes_to_hhmm(values)
         # + 0.0 turns a -0.0 (a grid value rounded from below 0) into 0.0, which a CSV
         # would otherwise write as "-0.0"
         return values + 0.0
@@ -459,10 +475,17 @@ class BinnedCoder(ColumnCoder):
         return np.round(k * step, 12) if step != 1.0 else k
 
     def _value_names(self):
+        if self.clock:  # HH:MM, the first whole minute at or after each edge
+            def show(m):
+                m = int(math.ceil(m - 1e-9))
+                return f"{m // 60:02d}:{m % 60:02d}"
+        else:
+            def show(v):
+                return f"{v:g}"
         e = self.edges
-        names = [f"[{e[i]:g}, {e[i + 1]:g}{']' if i == self.n_bins - 1 else ')'}"
+        names = [f"[{show(e[i])}, {show(e[i + 1])}{']' if i == self.n_bins - 1 else ')'}"
                  for i in range(self.n_bins)]
-        return names + [f"={v:g}" for v in self.points]
+        return names + [f"={show(v)}" for v in self.points]
 
 
 def _bad_domain_spec(name, spec):
@@ -472,7 +495,7 @@ def _bad_domain_spec(name, spec):
 
 
 def make_coder(name, series, *, domain, bounds, bins, default_bins, missing, clip, other=None,
-               points=None, step=None, cuts=None):
+               points=None, step=None, cuts=None, clock=False):
     """Build the coder of one column from the public domain, or learn it from the data.
 
     The kind is decided here, in this order: ``domain[name]`` (a list of
@@ -481,7 +504,8 @@ def make_coder(name, series, *, domain, bounds, bins, default_bins, missing, cli
     column's categories or sorted observed values. ``missing`` reserves a code
     for missing values; ``other`` (only with a list of values) is the listed
     value that unknown values map to; ``points``, ``step`` and ``cuts`` (only
-    for binned numbers) are the column's declared point masses, step and cuts.
+    for binned numbers) are the column's declared point masses, step and cuts;
+    ``clock`` declares a binned column of HHMM times of day.
 
     Returns
     -------
@@ -499,6 +523,12 @@ def make_coder(name, series, *, domain, bounds, bins, default_bins, missing, cli
     in_bins = name in bins
     binned = name in bounds or in_bins or (
         _is_numeric_dtype(dtype) and not _is_integer_dtype(dtype) and name not in domain)
+    if clock and name in domain:
+        raise ValueError(
+            f"clocks names column {name!r}, which is in domain: a clock is a binned number; "
+            "give its bounds instead."
+        )
+    binned = binned or clock
     for param, value in (("points", points), ("steps", step), ("cuts", cuts)):
         if value is not None and not binned:
             raise ValueError(
@@ -534,15 +564,16 @@ def make_coder(name, series, *, domain, bounds, bins, default_bins, missing, cli
             raise _bad_domain_spec(name, spec) from None
         return CategoryCoder.from_values(name, values, dtype, missing, "domain", other), None
 
-    if name in bounds or in_bins or (_is_numeric_dtype(dtype) and not _is_integer_dtype(dtype)):
+    if binned:
         if not _is_numeric_dtype(dtype):
+            where = "bounds" if name in bounds else "bins" if in_bins else "clocks"
             raise ValueError(
                 f"Column {name!r} has dtype {dtype} but is binned as numeric "
-                f"(it is in {'bounds' if name in bounds else 'bins'}); give its values "
-                "in domain instead."
+                f"(it is in {where}); give its values in domain instead."
             )
         return BinnedCoder.from_spec(name, series, bounds.get(name), bins.get(name, default_bins),
-                                     missing, clip, points=points, step=step, cuts=cuts)
+                                     missing, clip, points=points, step=step, cuts=cuts,
+                                     clock=clock)
 
     if pd.api.types.is_bool_dtype(dtype):
         return CategoryCoder.from_values(name, [False, True], dtype, missing, "dtype"), None

@@ -171,7 +171,7 @@ class TableEncoder:
 
     @classmethod
     def fit(cls, frame, domain=None, bounds=None, bins=10, missing=(), clip=True, other=None,
-            points=None, steps=None, cuts=None):
+            points=None, steps=None, cuts=None, clocks=None):
         """Build the coders of ``frame``'s columns from the public domain.
 
         ``missing`` is True (every column gets a missing code) or the columns
@@ -186,13 +186,15 @@ class TableEncoder:
         points = {} if points is None else dict(points)
         steps = {} if steps is None else dict(steps)
         cuts = {} if cuts is None else dict(cuts)
+        clocks = [] if clocks is None else list(clocks)
         per_column_bins = bins if isinstance(bins, dict) else {}
         default_bins = 10 if isinstance(bins, dict) else bins
         columns = list(frame.columns)
         missable = columns if missing is True else list(missing or ())
         for param, spec in (("domain", domain), ("bounds", bounds), ("bins", per_column_bins),
                             ("handle_missing", missable), ("other", other),
-                            ("points", points), ("steps", steps), ("cuts", cuts)):
+                            ("points", points), ("steps", steps), ("cuts", cuts),
+                            ("clocks", clocks)):
             unknown = [c for c in spec if c not in columns]
             if unknown:
                 raise ValueError(
@@ -204,7 +206,8 @@ class TableEncoder:
                                      bins=per_column_bins, default_bins=default_bins,
                                      missing=col in missable, clip=clip,
                                      other=other.get(col), points=points.get(col),
-                                     step=steps.get(col), cuts=cuts.get(col))
+                                     step=steps.get(col), cuts=cuts.get(col),
+                                     clock=col in clocks)
             coders.append(coder)
             if what is not None:
                 learned[col] = what

@@ -22,7 +22,12 @@ and a domain file's ``"derived"`` entry):
   and ``a - d * floor(a / d)`` (the hour and minute of a clock time 1545);
 * ``{"of": [a, b, ...], "sum": [wa, wb, ...]}``: ``wa * a + wb * b + ...``,
   a column of several sources (a clock time 1545 of its hour and minute:
-  ``{"of": ["hour", "minute"], "sum": [100, 1]}``).
+  ``{"of": ["hour", "minute"], "sum": [100, 1]}``). With ``"clock": m``
+  (``m`` 0 or 2400, how midnight is written) the sum is a number of minutes
+  written as a time of day HHMM, modulo a day, and sources declared clocks
+  (``clocks=``, :mod:`sklearn_privsyn.clock`) count in minutes: a departure
+  time of its scheduled time and its delay, ``{"of": ["sched_dep_time",
+  "dep_delay"], "sum": [1, 1], "clock": 2400}``.
 
 A derived value is missing where a source is. The declaration is public
 knowledge like the rest of the domain: nothing about the derived column's
@@ -41,6 +46,7 @@ import numpy as np
 import pandas as pd
 
 from ._coders import BinnedCoder, CategoryCoder, CodeCoder, series_of_dtype
+from .clock import MIDNIGHTS, hhmm_to_minutes, minutes_to_hhmm
 
 __all__ = ["FUNCTIONS", "KINDS", "DerivedColumn", "check_not_declared", "check_sources",
            "implied_cuts", "parse_derived", "split_derived"]
@@ -61,8 +67,10 @@ class DerivedColumn:
     ``keys`` and ``values`` are the map's pairs (``"map"``) or the cuts and
     labels (``"intervals"``); ``argument`` is the function's name
     (``"apply"``), the divisor (``"floordiv"``, ``"mod"``) or the weights
-    (``"sum"``, whose ``source`` is a tuple of columns); ``dtype`` the
-    column's dtype in the fitted table (None until fitted).
+    (``"sum"``, whose ``source`` is a tuple of columns); ``clock`` how a sum
+    written as a time of day writes midnight (None: a plain sum);
+    ``clock_sources`` the sources that are clocks (read in minutes); ``dtype``
+    the column's dtype in the fitted table (None until fitted).
 
     Examples
     --------
@@ -79,6 +87,8 @@ class DerivedColumn:
     keys: tuple = ()
     values: tuple = ()
     argument: object = None
+    clock: object = None
+    clock_sources: tuple = ()
     dtype: object = None
 
     @property
@@ -120,7 +130,11 @@ class DerivedColumn:
     def _sum(self, frame):
         values = [pd.to_numeric(frame[c], errors="coerce").to_numpy(dtype=float, na_value=np.nan)
                   for c in self.source]
+        values = [hhmm_to_minutes(v) if c in self.clock_sources else v
+                  for c, v in zip(self.source, values)]
         out = sum(w * v for w, v in zip(self.argument, values))
+        if self.clock is not None:
+            out = minutes_to_hhmm(np.round(out), wrap=self.clock)
         return self._as_column(out, np.isnan(out), frame.index)
 
     def _as_column(self, out, isna, index):
@@ -193,7 +207,10 @@ def split_derived(X, workload):
     """
     derived = parse_derived(workload.derived, X.columns)
     check_not_declared(derived, workload)
-    fitted = {c: replace(d, dtype=X[c].dtype) for c, d in derived.items()}
+    clocks = set(workload.clocks or ())
+    fitted = {c: replace(d, dtype=X[c].dtype,
+                         clock_sources=tuple(s for s in d.sources if s in clocks))
+              for c, d in derived.items()}
     return (fitted, (X.drop(columns=list(fitted)) if fitted else X),
             implied_cuts(fitted, workload, X))
 
@@ -266,15 +283,24 @@ def _parse_one(name, spec, columns, derived):
         raise ValueError(f"{where} must be a dict such as {{'of': column, 'map': {{...}}}}; "
                          f"got {spec!r}.")
     kinds = [k for k in KINDS if k in spec]
-    extra = sorted(set(spec) - {"of", *KINDS}, key=str)
+    extra = sorted(set(spec) - {"of", "clock", *KINDS}, key=str)
     if len(kinds) != 1 or "of" not in spec or extra:
         raise ValueError(
             f"{where} needs 'of' (the source column) and exactly one of {list(KINDS)}; "
             f"got keys {sorted(spec, key=str)}."
         )
     source, kind, argument = spec["of"], kinds[0], spec[kinds[0]]
+    if "clock" in spec and kind != "sum":
+        raise ValueError(f"{where}: 'clock' goes with a 'sum' only (a time of day of "
+                         "several columns).")
     if kind == "sum":
-        return _parse_sum(name, where, source, argument, columns, derived)
+        parsed = _parse_sum(name, where, source, argument, columns, derived)
+        if "clock" not in spec:
+            return parsed
+        if not _is_number(spec["clock"]) or spec["clock"] not in MIDNIGHTS:
+            raise ValueError(f"{where}: 'clock' is how midnight is written, one of "
+                             f"{list(MIDNIGHTS)}; got {spec['clock']!r}.")
+        return replace(parsed, clock=int(spec["clock"]))
     _check_source_name(where, name, source, columns, derived)
     if kind == "map":
         pairs = list(argument.items()) if isinstance(argument, Mapping) else argument
@@ -337,9 +363,9 @@ def _is_number(value):
 
 def check_not_declared(derived, workload):
     """Raise naming a derived column that also has a domain of its own or a marginal."""
-    for param in ("domain", "bounds", "bins", "other", "points", "steps", "cuts"):
+    for param in ("domain", "bounds", "bins", "other", "points", "steps", "cuts", "clocks"):
         spec = getattr(workload, param)
-        declared = [c for c in derived if isinstance(spec, dict) and c in spec]
+        declared = [c for c in derived if isinstance(spec, (dict, list, tuple)) and c in spec]
         if declared:
             raise ValueError(
                 f"{param} declares derived columns {declared}: a derived column is computed "

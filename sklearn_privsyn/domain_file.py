@@ -13,14 +13,20 @@ which marginals are enumerated. An entry is
   spacing of the values (synthetic values are multiples of it; integer
   columns have step 1), and ``"cuts": [c, ...]``, values where a bin must
   begin (the boundaries of a column derived from it, such as the ages where
-  an age group changes). See ``docs/numbers.rst``;
+  an age group changes), and ``"clock": true``, a time of day written HHMM
+  (``517`` for 5:17), modelled in minutes (:mod:`sklearn_privsyn.clock`). See
+  ``docs/numbers.rst``;
 * ``{"derived": {"of": source, ...}}``: a public function of another column
-  (a ``"map"`` of its values, ``"intervals"``, ``"apply"``, ``"floordiv"``
-  or ``"mod"``), computed from the synthetic source instead of modelled; see
+  (a ``"map"`` of its values, ``"intervals"``, ``"apply"``, ``"floordiv"``,
+  ``"mod"`` or a ``"sum"`` of several, maybe a time of day), computed from the
+  synthetic source instead of modelled; see
   :mod:`sklearn_privsyn.derived` and ``docs/derived.rst``.
 
 An object entry may also say
 
+* ``"day_of": "month"`` (or ``["year", "month"]``) on a day of the month:
+  the day must exist in its month (no February 30), which the synthetic rows
+  keep (:mod:`sklearn_privsyn.dates`);
 * ``"missing": true``: the column may hold missing values (empty cells); it
   gets a missing code, and synthetic rows may miss it. Columns without it
   may not;
@@ -57,8 +63,8 @@ __all__ = [
 # An object entry has exactly one of these keys, which sets its kind ...
 _KINDS = ("size", "values", "bounds", "derived")
 # ... and may add these (besides MARK and "missing").
-_EXTRA_KEYS = {"size": (), "values": ("other",), "bounds": ("bins", "points", "step", "cuts"),
-               "derived": ()}
+_EXTRA_KEYS = {"size": (), "values": ("other", "day_of"),
+               "bounds": ("bins", "points", "step", "cuts", "clock", "day_of"), "derived": ()}
 
 
 def read_domain(path):
@@ -210,6 +216,8 @@ def _check_bounds(where, spec):
     cuts = _number_list(where, spec, "cuts")
     if cuts is not None and any(not lo_hi[0] < v < lo_hi[1] for v in cuts):
         raise ValueError(f"{where}: cuts must lie strictly inside the bounds {lo_hi!r}")
+    if not isinstance(spec.get("clock", False), bool):
+        raise ValueError(f"{where}: \"clock\" must be true or false; got {spec['clock']!r}")
     return (float(lo_hi[0]), float(lo_hi[1])), n_bins, points, step, cuts
 
 
@@ -238,8 +246,9 @@ def parse_domain(raw, source="the domain"):
     -------
     params : dict
         ``"columns"`` (the entries' order), ``"domain"`` (sizes and lists of
-        values), ``"bounds"``, ``"bins"``, ``"points"``, ``"steps"`` and ``"cuts"``
-        (binned numbers), ``"derived"`` (column -> its declaration), ``"missing"``
+        values), ``"bounds"``, ``"bins"``, ``"points"``, ``"steps"``, ``"cuts"``
+        and ``"clocks"`` (binned numbers), ``"days_of_month"``, ``"derived"``
+        (column -> its declaration), ``"missing"``
         (the columns declared missable), ``"other"`` (column -> its catch-all
         value) and ``"read_from_data"`` (the marked columns).
 
@@ -263,8 +272,8 @@ def parse_domain(raw, source="the domain"):
             "or {\"bounds\": [lo, hi], \"bins\": n}}"
         )
     params = {"columns": list(raw), "domain": {}, "bounds": {}, "bins": {}, "points": {},
-              "steps": {}, "cuts": {}, "derived": {}, "missing": [], "other": {},
-              "read_from_data": []}
+              "steps": {}, "cuts": {}, "clocks": [], "days_of_month": {}, "derived": {},
+              "missing": [], "other": {}, "read_from_data": []}
     for col, spec in raw.items():
         where = f"{source}, column {col!r}"
         if isinstance(spec, bool) or not isinstance(spec, (int, list, dict)):
@@ -278,6 +287,13 @@ def parse_domain(raw, source="the domain"):
             params["read_from_data"].append(col)
         if spec.get("missing", False):
             params["missing"].append(col)
+        if "day_of" in spec:
+            of = spec["day_of"]
+            if not (isinstance(of, str) or isinstance(of, list) and len(of) == 2
+                    and all(isinstance(c, str) for c in of)):
+                raise ValueError(f"{where}: \"day_of\" must be the month's column or [year, "
+                                 f"month]; got {of!r}")
+            params["days_of_month"][col] = of
         if kind == "size":
             _check_size(where, spec["size"])
             params["domain"][col] = spec["size"]
@@ -303,6 +319,8 @@ def parse_domain(raw, source="the domain"):
                 params["steps"][col] = step
             if cuts:
                 params["cuts"][col] = cuts
+            if spec.get("clock", False):
+                params["clocks"].append(col)
     from .derived import parse_derived  # numpy: not at the command line's start
 
     try:
@@ -338,6 +356,8 @@ def workload_kwargs(params):
         "points": dict(params.get("points", {})) or None,
         "steps": dict(params.get("steps", {})) or None,
         "cuts": dict(params.get("cuts", {})) or None,
+        "clocks": list(params.get("clocks", [])) or None,
+        "days_of_month": dict(params.get("days_of_month", {})) or None,
         "derived": {col: _derived_kwargs(spec, params["domain"])
                     for col, spec in params.get("derived", {}).items()} or None,
     }
@@ -401,7 +421,8 @@ def workload_params(domain):
     kwargs : dict
         ``domain``, ``bounds``, ``bins``, ``handle_missing`` (the columns
         declared ``"missing"``, or ``"error"`` for none), ``other``,
-        ``points`` and ``steps``. Lists
+        ``points``, ``steps``, ``cuts``, ``clocks``, ``days_of_month`` and
+        ``derived``. Lists
         of values that are not all numbers become text, as the command line
         reads a CSV file.
 

@@ -17,6 +17,7 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
+from .clock import check_clock_values
 from .counts import is_dask_frame
 from .privacy import gaussian_mechanism_rho, gaussian_sigma, number_histogram
 
@@ -105,6 +106,9 @@ class NumberGrid:
         Whether each leaf is one value of the step grid (``lo_value + i * step``).
     candidates : ndarray
         Exact values counted on their own (grids of cells only; empty otherwise).
+    clock : bool
+        Whether the column holds times of day written HHMM, counted in minutes
+        (:mod:`sklearn_privsyn.clock`); the grid is in minutes, as its coder's bins.
     """
 
     name: object
@@ -115,6 +119,7 @@ class NumberGrid:
     n_leaves: int
     exact: bool
     candidates: np.ndarray
+    clock: bool = False  # the column holds HHMM times, counted in minutes
 
     @classmethod
     def of(cls, name, lo, hi, step, levels, points=()):
@@ -284,8 +289,8 @@ def plan_numbers(coders, n, rho, share, n_marginals):
     """
     if not coders or (share != "auto" and share == 0):
         return None
-    grids = [NumberGrid.of(c.name, c.edges[0], c.edges[-1], c.step, LEVELS_MAX, c.points)
-             for c in coders]
+    grids = [replace(NumberGrid.of(c.name, c.edges[0], c.edges[-1], c.step, LEVELS_MAX,
+                                   c.points), clock=c.clock) for c in coders]
     if any(g.lo == g.hi for g in grids):
         grids = [g for g in grids if g.lo < g.hi]
         if not grids:
@@ -312,7 +317,10 @@ def _column_counts(frame, grids):
     parts = []
     for g in grids:
         values = frame[g.name].to_numpy(dtype=float, na_value=np.nan)
-        parts.append(g.counts(np.clip(values[~np.isnan(values)], g.lo, g.hi)))
+        values = values[~np.isnan(values)]
+        if g.clock:
+            values = check_clock_values(g.name, values)
+        parts.append(g.counts(np.clip(values, g.lo, g.hi)))
     return np.concatenate(parts)
 
 

@@ -8,7 +8,8 @@ chosen marginal is a positive query; query ``q + Q`` is the negation of query
 (``np.bincount`` on a mixed-radix cell index), never from a dense query matrix.
 
 The encoding of a table (fitting the column coders, ``encode``/``decode`` and
-the one-hot transform) is the private base class ``_BaseTableEncoding``;
+the one-hot transform) is the private base class ``BaseTableEncoding``
+(``_table_encoding.py``);
 :class:`QueryWorkload` adds the parameters, the choice of marginals and the
 answers.
 """
@@ -17,227 +18,16 @@ from __future__ import annotations
 
 from numbers import Integral
 
-import numpy as np
-import pandas as pd
-from sklearn.base import BaseEstimator, TransformerMixin
-from sklearn.utils import check_random_state
 from sklearn.utils.validation import check_is_fitted
 
 from ._sklearn_private import Interval, StrOptions
-from ._table import (
-    TableEncoder,
-    check_public_domain,
-    check_schema,
-    frame_with_columns,
-    missable_columns,
-    warn_learned_domain,
-)
-from .derived import check_sources, split_derived
+from ._table_encoding import BaseTableEncoding
 from .marginals import MarginalSet, workload_marginals
 
 __all__ = ["QueryWorkload"]
 
 
-class _BaseTableEncoding(TransformerMixin, BaseEstimator):
-    """The table-encoding half of :class:`QueryWorkload`, as ``_BaseEncoder`` is scikit-learn's.
-
-    Fits the column coders from the public domain (``domain``, ``bounds``,
-    ``bins``, ``handle_missing``, ``other``, ``points``, ``steps``, ``cuts`` of the
-    subclass), encodes and decodes records, and is the one-hot transformer.
-    The subclass's ``_fit(X, n_rows)`` calls :meth:`_fit_encoding`, then
-    fits what it adds (the marginals).
-    """
-
-    def __sklearn_tags__(self):
-        tags = super().__sklearn_tags__()
-        tags.input_tags.categorical = True
-        tags.input_tags.string = True
-        tags.input_tags.allow_nan = bool(missable_columns(self.handle_missing))
-        tags.transformer_tags.preserves_dtype = []
-        return tags
-
-    def _fit_or_clear(self, X, n_rows=None):
-        self._validate_params()
-        # A failed fit leaves no fitted attribute, never a mix of two fits.
-        self._clear_fitted()
-        try:
-            return self._fit(X, n_rows)
-        except BaseException:
-            self._clear_fitted()
-            raise
-
-    def _clear_fitted(self):
-        for name in [k for k in vars(self) if k.endswith("_") and not k.startswith("__")]:
-            delattr(self, name)
-
-    def _fit_encoding(self, X, n_rows):
-        """Fit the column coders (no value read with ``n_rows``); return the number of rows."""
-        was_frame = isinstance(X, pd.DataFrame)
-        schema_only = n_rows is not None
-        X = self._as_frame(X, fitting=True, schema_only=schema_only)
-        columns = tuple(X.columns)
-        self.n_features_in_ = len(columns)
-        if was_frame and all(isinstance(c, str) for c in columns):
-            self.feature_names_in_ = np.asarray(columns, dtype=object)
-        self.table_columns_ = columns
-        self.derived_, X, cuts = split_derived(X, self)
-        self.columns_ = tuple(X.columns)
-
-        if schema_only:
-            check_public_domain(X, self.domain, self.bounds, self.bins)
-        missing = missable_columns(self.handle_missing)
-        encoder, learned = TableEncoder.fit(
-            X, domain=self.domain, bounds=self.bounds, bins=self.bins,
-            missing=missing if isinstance(missing, bool) else [c for c in missing
-                                                               if c not in self.derived_],
-            clip=self.clip, other=self.other, points=self.points, steps=self.steps, cuts=cuts,
-        )
-        warn_learned_domain(learned)
-        check_sources(self.derived_, encoder.coders)
-        self._set_encoder(encoder)
-
-        if not schema_only:
-            # Validate every value now, so that errors surface at fit time.
-            encoder.encode(X)
-
-        return X.shape[0] if n_rows is None else n_rows
-
-    def _set_encoder(self, encoder):
-        self.encoder_ = encoder
-        self.domain_sizes_ = encoder.domain_sizes
-        self.categories_ = encoder.categories
-        self.bin_edges_ = encoder.bin_edges
-        self.points_ = encoder.points
-        self.cuts_ = encoder.cuts
-        self.layout_ = encoder.layout
-
-    def _as_frame(self, X, fitting=False, schema_only=False):
-        if schema_only:  # a schema (rows not in memory): columns and dtypes, no rows
-            return check_schema(X)
-        if fitting:
-            return frame_with_columns(X, None, type(self).__name__)
-        frame = frame_with_columns(X, self.table_columns_, type(self).__name__)
-        return frame[list(self.columns_)] if self.derived_ else frame
-
-    # ------------------------------------------------------------- encoding
-
-    def encode(self, X):
-        """Encode a table as records (integer codes).
-
-        Parameters
-        ----------
-        X : DataFrame of shape (n_samples, n_columns)
-            A table with the columns seen in fit (matched by name).
-
-        Returns
-        -------
-        records : ndarray of shape (n_samples, n_attributes), dtype intp
-            ``records[i, a]`` is the code of row ``i`` in column ``columns_[a]``.
-
-        Raises
-        ------
-        ValueError
-            If a column holds a value outside its domain (with no ``other``
-            category), a missing value (not declared in ``handle_missing``), a
-            string or an infinity where numbers are expected, or (with ``clip=False``) a
-            number outside its bounds. The message names the column and the
-            kind of problem, never a value or a row. Such an error depends on
-            the data, so it is outside the privacy guarantee: declare the
-            domain so that it cannot happen.
-        """
-        check_is_fitted(self)
-        return self.encoder_.encode(self._as_frame(X))
-
-    def decode(self, records, random_state=None):
-        """Turn records back into a table with the original columns and dtypes.
-
-        Listed values and integer codes decode exactly. A binned numeric value
-        is drawn uniformly within its bin (uniform integers for integer
-        columns). A missing code decodes to a missing value; integer and
-        boolean columns that receive one become float and object columns.
-
-        Parameters
-        ----------
-        records : array-like of shape (n_samples, n_attributes)
-            Integer codes.
-        random_state : int, RandomState, Generator or None, default=None
-            Randomness for binned numeric columns.
-
-        Returns
-        -------
-        X : DataFrame of shape (n_samples, n_columns)
-        """
-        check_is_fitted(self)
-        records = self.layout_.check_records(records)
-        rng = random_state
-        if not isinstance(rng, np.random.Generator):
-            rng = check_random_state(rng)
-        frame = self.encoder_.decode(records, rng)
-        if not self.derived_:
-            return frame
-        for name, column in self.derived_.items():
-            frame[name] = column.compute(frame)
-        return frame[list(self.table_columns_)]
-
-    # ------------------------------------------------------------- one-hot
-
-    def transform(self, X):
-        """One-hot encode a table.
-
-        Parameters
-        ----------
-        X : DataFrame of shape (n_samples, n_columns)
-
-        Returns
-        -------
-        onehot : scipy.sparse CSR matrix of shape (n_samples, layout_.n_features)
-            Exactly one 1.0 per column block per row; columns follow
-            :meth:`get_feature_names_out`.
-        """
-        return self.encoder_.to_onehot(self.encode(X))
-
-    def inverse_transform(self, X, random_state=None):
-        """Turn a one-hot matrix (dense or sparse) back into a table.
-
-        Parameters
-        ----------
-        X : array-like or sparse matrix of shape (n_samples, layout_.n_features)
-            Each row must have exactly one 1 in each column's block.
-        random_state : int, RandomState, Generator or None, default=None
-            Randomness for binned numeric columns (see :meth:`decode`).
-
-        Returns
-        -------
-        X_original : DataFrame of shape (n_samples, n_columns)
-        """
-        check_is_fitted(self)
-        return self.decode(self.encoder_.from_onehot(X), random_state=random_state)
-
-    def get_feature_names_out(self, input_features=None):
-        """Names of the one-hot columns: ``"{column}_{value}"``.
-
-        Binned columns use ``"{column}_[lo, hi)"`` (``]`` for the last bin);
-        missing codes use ``"{column}_nan"``.
-
-        Parameters
-        ----------
-        input_features : array-like of str or None, default=None
-            Must equal the fitted column names if given.
-
-        Returns
-        -------
-        feature_names_out : ndarray of str objects
-        """
-        check_is_fitted(self)
-        if input_features is not None and list(input_features) != list(self.table_columns_):
-            raise ValueError(
-                f"input_features {list(input_features)} differ from the fitted columns "
-                f"{list(self.table_columns_)}."
-            )
-        return self.encoder_.feature_names()
-
-
-class QueryWorkload(_BaseTableEncoding):
+class QueryWorkload(BaseTableEncoding):
     """Workload of k-way marginal queries over a table with a public domain.
 
     The workload fixes (1) how each column is encoded as integer codes, (2)
@@ -348,6 +138,19 @@ class QueryWorkload(_BaseTableEncoding):
         no bin straddles a cut, in the equal-width bins (``bins`` spread over
         the intervals between cuts by width, at least one each) and in bins a
         synthesizer re-cuts privately (see :doc:`/numbers`). Public knowledge.
+    clocks : list of columns, default=None
+        Binned columns that hold times of day written HHMM (``517`` is 5:17,
+        midnight ``0`` or ``2400``): modelled in minutes since midnight, so
+        that bins are spans of time and every synthetic value is a time of
+        day (:mod:`sklearn_privsyn.clock`). Their ``bounds``, ``points``,
+        ``cuts`` and bin edges are given as HHMM, their ``steps`` in minutes
+        (1 by default); ``bin_edges_`` holds minutes. Public knowledge.
+    days_of_month : dict, default=None
+        Day column -> its month column, or ``[year, month]``: the day must
+        exist in its month (no February 30; February 29 only in a leap year
+        when the year is given). :meth:`decode` redraws a day past its
+        month's end uniformly among the month's days
+        (:mod:`sklearn_privsyn.dates`): public knowledge, no budget.
     derived : dict, default=None
         Column -> the public function of another column that it is, e.g.
         ``{"of": "clock", "floordiv": 100}`` (:mod:`sklearn_privsyn.derived`
@@ -370,6 +173,8 @@ class QueryWorkload(_BaseTableEncoding):
         takes and :meth:`decode` returns).
     derived_ : dict
         Derived column -> its :class:`~sklearn_privsyn.derived.DerivedColumn`.
+    days_of_month_ : tuple of DayOfMonth
+        The declared days of the month (:class:`~sklearn_privsyn.dates.DayOfMonth`).
     domain_sizes_ : dict
         Column -> number of codes (``{column: size}``, as in domain JSON files).
     categories_ : dict
@@ -438,6 +243,8 @@ class QueryWorkload(_BaseTableEncoding):
         "points": [dict, None],
         "steps": [dict, None],
         "cuts": [dict, None],
+        "clocks": [list, tuple, None],
+        "days_of_month": [dict, None],
         "derived": [dict, None],
         "random_state": ["random_state"],
     }
@@ -458,6 +265,8 @@ class QueryWorkload(_BaseTableEncoding):
         points=None,
         steps=None,
         cuts=None,
+        clocks=None,
+        days_of_month=None,
         derived=None,
         random_state=None,
     ):
@@ -474,6 +283,8 @@ class QueryWorkload(_BaseTableEncoding):
         self.points = points
         self.steps = steps
         self.cuts = cuts
+        self.clocks = clocks
+        self.days_of_month = days_of_month
         self.derived = derived
         self.random_state = random_state
 

@@ -16,6 +16,7 @@ import pandas as pd
 import pytest
 
 from sklearn_privsyn import DQRS, FEM, MWEM, AdaptiveProjection, DualQuery, QueryWorkload
+from sklearn_privsyn.clock import is_hhmm, minutes_to_hhmm
 from sklearn_privsyn.counts import DaskCounts, RecordCounts, is_dask_frame, schema
 
 dd = pytest.importorskip("dask.dataframe")
@@ -187,27 +188,31 @@ def test_what_the_counting_tasks_carry_pickles():
 
 @pytest.mark.parametrize("npartitions", [1, 3])
 def test_numbers_measured_on_dask_equal_the_pandas_ones(npartitions):
-    # binned numbers (public bounds, a missable one): the numbers' measurement counts each
-    # partition where it lives; the same noisy measurement, refined coders and sample
+    # binned numbers (public bounds, a missable one, a clock counted in minutes): the
+    # numbers' measurement counts each partition where it lives; the same noisy
+    # measurement, refined coders and sample
     rng = np.random.default_rng(0)
     n = 3000
     X = table(n).assign(
         gain=np.where(rng.random(n) < 0.7, 0, rng.integers(1, 9000, n)),
-        score=np.where(rng.random(n) < 0.1, np.nan, rng.beta(2, 5, n) * 10))
-    wl = QueryWorkload(domain=DOMAIN, bounds={"gain": (0, 9999), "score": (0, 10)},
-                       handle_missing=["score"], k=2)
+        score=np.where(rng.random(n) < 0.1, np.nan, rng.beta(2, 5, n) * 10),
+        time=minutes_to_hhmm(rng.integers(300, 1400, n)))
+    wl = QueryWorkload(domain=DOMAIN, bounds={"gain": (0, 9999), "score": (0, 10),
+                                              "time": (0, 2400)},
+                       handle_missing=["score"], clocks=["time"], k=2)
     D = as_dask(X, npartitions)
     fits = [AdaptiveProjection(epsilon=1.0, workload=wl, number_share=0.2, rounds=1,
                                max_iter=5, solver="heuristic", random_state=0).fit(data)
             for data in (D.compute(), D)]  # the same rows, with the dtypes dask gives them
     assert fits[0].number_share_ == 0.2
     assert fits[0].ledger_.entries == fits[1].ledger_.entries
-    for col in ("gain", "score"):
+    for col in ("gain", "score", "time"):
         assert np.array_equal(fits[0].number_measurements_[col],
                               fits[1].number_measurements_[col])
         assert np.array_equal(fits[0].workload_.bin_edges_[col], fits[1].workload_.bin_edges_[col])
-    pd.testing.assert_frame_equal(fits[0].sample(500, random_state=1),
-                                  fits[1].sample(500, random_state=1))
+    samples = [f.sample(500, random_state=1) for f in fits]
+    pd.testing.assert_frame_equal(samples[0], samples[1])
+    assert is_hhmm(samples[0]["time"]).all()
 
 
 # ---------------------------------------------------------------------- the command line

@@ -49,7 +49,8 @@ def test_parse_domain_forms(entry, domain, bounds, missing, other):
         ({"values": [1, 2], "other": True}, "\"other\" must be one of the column's values"),
         ({"bounds": [0, 1], "other": 0}, "\"other\" needs the column's \"values\" listed"),
         ({"size": 3, "other": 0}, "\"other\" needs the column's \"values\" listed"),
-        ({"values": ["x"], "bins": 3}, r"an entry with 'values' takes only \['missing', 'other'\]"),
+        ({"values": ["x"], "bins": 3},
+         r"an entry with 'values' takes only \['day_of', 'missing', 'other'\]"),
         ({"size": 3, "bounds": [0, 1]}, "exactly one of \"size\", \"values\", \"bounds\" or \"derived\""),
         ({"missing": True}, "exactly one of \"size\", \"values\", \"bounds\" or \"derived\""),
         ({"values": 3}, "\"values\" must be a list"),
@@ -100,6 +101,8 @@ def test_workload_params_from_a_file_a_dict_and_a_draft(tmp_path):
         "points": None,
         "steps": None,
         "cuts": None,
+        "clocks": None,
+        "days_of_month": None,
         "derived": None,
     }
     with warnings.catch_warnings():
@@ -110,6 +113,7 @@ def test_workload_params_from_a_file_a_dict_and_a_draft(tmp_path):
     assert workload_params({"n": 3}) == {"domain": {"n": 3}, "bounds": None, "bins": 10,
                                          "handle_missing": "error", "other": None,
                                          "points": None, "steps": None, "cuts": None,
+                                         "clocks": None, "days_of_month": None,
                                          "derived": None}
     frame = pd.DataFrame({"s": ["u", None, "v"], "n": [1.0, 2.0, 4.0]})
     with warnings.catch_warnings():

@@ -553,7 +553,8 @@ def test_clone_get_params_and_pickle():
     assert params["domain"] == {"a": 2} and params["random_state"] == 3
     assert set(params) == {
         "domain", "k", "marginals", "n_marginals", "max_cells", "bins", "bounds", "clip",
-        "handle_missing", "other", "points", "steps", "cuts", "derived", "random_state",
+        "handle_missing", "other", "points", "steps", "cuts", "clocks", "days_of_month",
+        "derived", "random_state",
     }
     cloned = clone(wl)
     assert cloned.get_params() == params and cloned is not wl
