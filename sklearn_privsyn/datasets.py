@@ -30,6 +30,7 @@ import pandas as pd
 
 __all__ = [
     "ADULT_CITATION",
+    "ADULT_EDUCATION_LEVELS",
     "DEV_TABLES",
     "DevTable",
     "adult_public_domain",
@@ -60,6 +61,13 @@ _ADULT_INT_COLUMNS = (
 # Category lists exactly as documented in adult.names (UCI), plus "?", which
 # the documentation says stands for "Unknown" in workclass, occupation and
 # native-country.
+#: Adult's education levels in the order of their census code (education-num 1 to 16).
+ADULT_EDUCATION_LEVELS = (
+    "Preschool", "1st-4th", "5th-6th", "7th-8th", "9th", "10th", "11th", "12th", "HS-grad",
+    "Some-college", "Assoc-voc", "Assoc-acdm", "Bachelors", "Masters", "Prof-school",
+    "Doctorate",
+)
+
 _ADULT_CATEGORIES = {
     "workclass": [
         "Private", "Self-emp-not-inc", "Self-emp-inc", "Federal-gov", "Local-gov",
@@ -172,32 +180,37 @@ def adult_public_domain():
     ============== ============================ ==========================
     column         bounds                       bins
     ============== ============================ ==========================
-    age            [15, 95] (UCI: age > 16)     8 bins of 10 years
+    age            [17, 90] (UCI: age > 16;     8 bins of about 9 years
+                   the CPS top-codes age at 90)
     fnlwgt         [0, 1,500,000]               15 bins of 100,000
-    education-num  categories 1..16             (16 education levels)
+    education-num  derived from education       (its census code, 1..16)
     capital-gain   [0, 100,000] (99,999 cap)    0, 1-4,999, 5,000-9,999, ...
     capital-loss   [0, 5,000]                   0, 1-999, 1,000-1,999, ...
     hours-per-week [0, 100] (UCI: hours > 0)    10 bins of 10 hours
     ============== ============================ ==========================
 
+    ``education-num`` is the census code of ``education`` (Preschool 1 to
+    Doctorate 16, as ``adult.names`` lists them), one fact held twice: it is
+    declared derived (:mod:`sklearn_privsyn.derived`), never modelled, and
+    every synthetic row computes it from its education.
+
     Returns
     -------
     params : dict
-        ``{"domain": ..., "bounds": ..., "bins": ...}``, meant to be passed
-        as ``QueryWorkload(**adult_public_domain(), k=3, ...)``.
+        ``{"domain": ..., "bounds": ..., "bins": ..., "derived": ...}``, meant
+        to be passed as ``QueryWorkload(**adult_public_domain(), k=3, ...)``.
 
     Examples
     --------
     >>> from sklearn_privsyn.datasets import adult_public_domain, load_adult
     >>> from sklearn_privsyn.workload import QueryWorkload
     >>> workload = QueryWorkload(**adult_public_domain(), k=2, random_state=0)
-    >>> workload.fit(load_adult()).layout_.n_features
-    164
+    >>> workload.fit(load_adult()).layout_.n_features  # 14 modelled columns
+    148
     """
     domain = {col: list(cats) for col, cats in _ADULT_CATEGORIES.items()}
-    domain["education-num"] = list(range(1, 17))
     bounds = {
-        "age": (15, 95),
+        "age": (17, 90),
         "fnlwgt": (0, 1_500_000),
         "hours-per-week": (0, 100),
     }
@@ -209,7 +222,9 @@ def adult_public_domain():
         "capital-gain": [0, 1, 5_000, 10_000, 20_000, 50_000, 100_000],
         "capital-loss": [0, 1, 1_000, 2_000, 3_000, 5_000],
     }
-    return {"domain": domain, "bounds": bounds, "bins": bins}
+    derived = {"education-num": {"of": "education", "map": {
+        level: code for code, level in enumerate(ADULT_EDUCATION_LEVELS, start=1)}}}
+    return {"domain": domain, "bounds": bounds, "bins": bins, "derived": derived}
 
 
 def load_coded_csv(csv_path, domain_path):

@@ -61,7 +61,7 @@ def test_adult_licence_and_citation_ship_with_package():
 
 def test_adult_public_domain_fits_without_leak_warning(adult):
     params = adult_public_domain()
-    assert set(params) == {"domain", "bounds", "bins"}
+    assert set(params) == {"domain", "bounds", "bins", "derived"}
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         wl = QueryWorkload(**params, k=1).fit(adult)  # also validates every value
@@ -73,8 +73,15 @@ def test_adult_public_domain_fits_without_leak_warning(adult):
     # every documented category occurs in the data (the lists are complete, not padded)
     for col, values in params["domain"].items():
         assert set(adult[col].unique()) == set(values), col
-    # education-num is a recoding of education
-    assert adult.groupby("education")["education-num"].nunique().max() == 1
+    # education-num is the census code of education, on every row: the declared map holds
+    codes = params["derived"]["education-num"]["map"]
+    assert (adult["education"].map(codes) == adult["education-num"]).all()
+    assert sorted(codes.values()) == list(range(1, 17))
+    # the ages are within the declared bounds (UCI: over 16; top-coded at 90)
+    assert adult["age"].between(*params["bounds"]["age"]).all()
+    rows = wl.decode(wl.encode(adult), random_state=0)
+    assert (rows["education"].map(codes) == rows["education-num"]).all()
+    assert rows["education-num"].dtype == adult["education-num"].dtype
 
 
 def test_adult_public_domain_returns_fresh_copies():
