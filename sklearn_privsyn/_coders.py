@@ -391,10 +391,12 @@ class BinnedCoder(ColumnCoder):
             empty = np.flatnonzero(lows > highs)
             if empty.size:
                 i = int(empty[0])
-                what = "integer column" if integer else "column"
-                value = "integer" if step == 1 else f"multiple of its step {step:g}"
+                what = "clock" if clock else "integer column" if integer else "column"
+                value = ("whole minute" if clock else "integer" if step == 1
+                         else f"multiple of its step {step:g}")
+                lo, hi = minutes_to_hhmm(edges[i:i + 2]) if clock else edges[i:i + 2]
                 raise ValueError(
-                    f"Bin {i} [{edges[i]:g}, {edges[i + 1]:g}) of {what} {name!r} "
+                    f"Bin {i} [{lo:g}, {hi:g}) of {what} {name!r} "
                     f"contains no {value}; use fewer bins or wider bounds."
                 )
         coder = cls(name, len(edges) - 1 + len(point_values), dtype, missing=missing,
@@ -425,10 +427,11 @@ class BinnedCoder(ColumnCoder):
         edges = self.edges
         outside = (values < edges[0]) | (values > edges[-1])
         if outside.any() and not self.clip:
+            lo, hi = minutes_to_hhmm(edges[[0, -1]]) if self.clock else edges[[0, -1]]
             raise ValueError(
-                f"Column {self.name!r} has values outside its bounds [{edges[0]:g}, "
-                f"{edges[-1]:g}]: widen the bounds, or set clip=True (the default) to clip "
-                "them into the first or last bin."
+                f"Column {self.name!r} has values outside its bounds [{lo:g}, {hi:g}]: "
+                "widen the bounds, or set clip=True (the default) to clip them into the "
+                "first or last bin."
             )
         codes = self.bin_of(values)
         if len(self.points):

@@ -105,6 +105,8 @@ def test_get_params_and_clone_carry_clocks():
     ({"bounds": {"t": (0, 2500)}}, r"Column 't' is declared a clock .* its bounds hold"),
     ({"bounds": {"t": (0, 2400)}, "points": {"t": [1275]}}, r"'t' .* its points hold"),
     ({"domain": {"t": [5, 1230]}}, r"clocks names column 't', which is in domain"),
+    ({"bounds": {"t": (1200, 1203)}, "bins": {"t": 10}},
+     r"Bin 1 \[1200.3, 1200.6\) of clock 't' contains no whole minute"),
     ({"bounds": {"t": (0, 2400)}, "clocks": ["t", "nope"]}, r"clocks names columns not in X"),
 ])
 def test_bad_clock_declarations_name_the_column(kwargs, match):
@@ -119,6 +121,9 @@ def test_a_value_that_is_no_time_of_day_is_an_error_naming_the_column_not_the_va
     with pytest.raises(ValueError, match=r"Column 't' is declared a clock") as info:
         wl.encode(pd.DataFrame({"t": [5, 1261]}))
     assert "1261" not in str(info.value)
+    strict = QueryWorkload(bounds={"t": (600, 1800)}, clocks=["t"], clip=False, k=1)
+    with pytest.raises(ValueError, match=r"'t' has values outside its bounds \[600, 1800\]"):
+        strict.fit(pd.DataFrame({"t": [700, 1230, 2130]}))
     with pytest.raises(ValueError, match="binned as numeric"):
         QueryWorkload(clocks=["t"], k=1).fit(pd.DataFrame({"t": ["5:00", "12:30"]}))
 
