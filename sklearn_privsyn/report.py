@@ -246,7 +246,8 @@ def _columns_section(workload, real, synthetic):
     figure = columns_figure(column_distributions(workload, real, synthetic))
     return ("<p>Share of rows with each value (or in each bin or point mass of a number; "
             "the numbers' values are in the next section) of every column, real beside "
-            "synthetic.</p>" + _png(figure))
+            "synthetic; a derived column by its values, or its real deciles.</p>"
+            + _png(figure))
 
 
 def _number_columns(workload, real):

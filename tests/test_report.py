@@ -149,6 +149,26 @@ def test_column_distributions_and_pair_tvd(tables):
     assert matrix.loc["x", "colour"] == pytest.approx(by_hand)
 
 
+def test_column_distributions_show_derived_columns_by_their_values(tables):
+    real, _, workload, _ = tables
+    real = real.assign(tens=real["x"] * 10, logs=np.log1p(real["amount"]))
+    derived = {"tens": {"of": "x", "map": {0: 0, 1: 10, 2: 20}},
+               "logs": {"of": "amount", "apply": "log1p"}}
+    wl = QueryWorkload(**{**workload.get_params(), "derived": derived}).fit(real)
+    estimator = DQRS(epsilon=2, workload=wl, solver="brute", random_state=0).fit(real)
+    synthetic = estimator.sample(len(real), random_state=0)
+    shares = column_distributions(estimator.workload_, real, synthetic)
+    assert list(shares) == ["x", "colour", "amount", "y", "tens", "logs"]
+    assert list(shares["tens"].index) == ["0", "10", "20"]
+    assert shares["tens"]["real"].to_numpy() == pytest.approx(
+        real["tens"].value_counts(normalize=True).sort_index().to_numpy())
+    assert shares["tens"]["synthetic"].to_numpy() == pytest.approx(
+        synthetic["x"].value_counts(normalize=True).sort_index().to_numpy())
+    assert len(shares["logs"]) == 10 and shares["logs"].index[0].startswith("(-inf, ")
+    assert shares["logs"]["real"].to_numpy() == pytest.approx(np.full(10, 0.1), abs=0.01)
+    assert shares["logs"]["synthetic"].sum() == pytest.approx(1.0)
+
+
 @pytest.mark.parametrize(
     "kwargs, error, match",
     [

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import warnings
 
+import numpy as np
 import pandas as pd
 from sklearn.base import clone
 
@@ -29,6 +30,10 @@ def _refit(workload, real, marginals):
 def column_distributions(workload, real, synthetic):
     """Real and synthetic shares of every code of every column.
 
+    A derived column (``workload.derived_``, never encoded) is shown by its
+    values: each value of a column of at most ``DERIVED_MAX_VALUES`` real
+    values, else the real deciles; columns are in the table's order.
+
     Returns
     -------
     shares : dict
@@ -46,7 +51,38 @@ def column_distributions(workload, real, synthetic):
             {"real": real_answers[cells], "synthetic": synthetic_answers[cells]},
             index=[label[prefix:] for label in labels[cells]],
         )
-    return shares
+    derived = getattr(workload, "derived_", {})
+    if not derived:
+        return shares
+    for col in derived:
+        shares[col] = _value_shares(real[col], synthetic[col])
+    return {col: shares[col] for col in workload.table_columns_}
+
+
+#: A derived column with at most this many real values is shown value by value.
+DERIVED_MAX_VALUES = 20
+
+
+def _value_shares(real, synthetic):
+    """Real and synthetic shares of each value (or real decile, ``(a, b]``) of a column."""
+    numeric = (pd.api.types.is_numeric_dtype(real.dtype)
+               and not pd.api.types.is_bool_dtype(real.dtype))
+    if numeric and real.nunique() > DERIVED_MAX_VALUES:
+        inner = np.unique(np.quantile(real.dropna().to_numpy(float), np.linspace(0.1, 0.9, 9)))
+        edges = np.concatenate([[-np.inf], inner, [np.inf]])
+        order = [f"({a:g}, {b:g}]" for a, b in zip(edges[:-1], edges[1:])]
+        real, synthetic = (pd.cut(pd.to_numeric(x, errors="coerce"), edges, labels=order)
+                           .astype(object) for x in (real, synthetic))
+    shares = [x.astype(object).value_counts(normalize=True, dropna=False)
+              for x in (real, synthetic)]
+    table = pd.concat(shares, axis=1, keys=["real", "synthetic"]).fillna(0.0)
+    if numeric and len(table.index) and not isinstance(table.index[0], str):
+        table = table.sort_index(key=lambda i: pd.to_numeric(i, errors="coerce"))
+    elif numeric:
+        table = table.reindex([v for v in order if v in table.index]
+                              + [v for v in table.index if v not in order])
+    table.index = [str(v) for v in table.index]
+    return table
 
 
 def pair_tvd(workload, real, synthetic):
