@@ -30,6 +30,7 @@ from ._number_spec import (
     cut_edges,
     integer_ranges,
 )
+from ._random import uniform
 from .clock import check_clock_values, clock_spec_in_minutes, minutes_to_hhmm
 
 __all__ = ["BinnedCoder", "CategoryCoder", "CodeCoder", "ColumnCoder", "make_coder",
@@ -422,8 +423,8 @@ class BinnedCoder(ColumnCoder):
 
     def _encode_values(self, series, isna):
         values = _numeric_values(self.name, series, isna)
-        if self.clock:
-            values = np.where(isna, 0.0, check_clock_values(self.name, np.where(isna, 0, values)))
+        if self.clock:  # (a missing value is 0.0 here, 0 minutes)
+            values = check_clock_values(self.name, values)
         edges = self.edges
         outside = (values < edges[0]) | (values > edges[-1])
         if outside.any() and not self.clip:
@@ -442,16 +443,11 @@ class BinnedCoder(ColumnCoder):
         return codes
 
     def _decode_values(self, codes, rng):
-        def uniform(shape):
-            if isinstance(rng, np.random.Generator):
-                return rng.random(shape)
-            return rng.random_sample(shape)
-
-        u = uniform(codes.shape)
+        u = uniform(rng, codes.shape)
         is_point = codes >= self.n_bins
         bins = np.where(is_point, 0, codes)
         if self.sampler is not None:
-            values = self.sampler.sample(bins, u, uniform(codes.shape))
+            values = self.sampler.sample(bins, u, uniform(rng, codes.shape))
         elif self.step is not None:
             values = self._uniform_on_grid(bins, u)
         else:

@@ -40,3 +40,11 @@ def make_generator(random_state, name="random_state"):
         f"{name} must be None, an int seed, a RandomState or a numpy.random.Generator; "
         f"got {random_state!r}."
     )
+
+
+def uniform(rng, size):
+    """Uniform draws on ``[0, 1)`` from a ``Generator`` or a ``RandomState`` (what ``decode``
+    takes), as each draws them."""
+    if isinstance(rng, np.random.Generator):
+        return rng.random(size)
+    return rng.random_sample(size)

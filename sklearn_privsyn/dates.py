@@ -38,6 +38,8 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
+from ._random import uniform
+
 __all__ = ["MONTH_LENGTHS", "DayOfMonth", "is_leap_year", "parse_days_of_month"]
 
 #: Days of each month in a common year (February 28).
@@ -89,8 +91,7 @@ class DayOfMonth:
         past = np.flatnonzero(day > lengths)  # False where either is missing
         if past.size == 0:
             return frame[self.day]
-        u = rng.random(past.size) if isinstance(rng, np.random.Generator) else (
-            rng.random_sample(past.size))
+        u = uniform(rng, past.size)
         day[past] = np.minimum(np.floor(u * lengths[past]) + 1, lengths[past])
         out = frame[self.day].copy()
         out.iloc[past] = day[past].astype(out.dtype) if out.dtype.kind in "iuf" else day[past]
