@@ -13,6 +13,7 @@ import numpy as np
 import pandas as pd
 from sklearn.base import clone
 
+from ._fidelity import decile_edges
 from ._workload import workload_error
 
 __all__ = ["column_distributions", "pair_tvd"]
@@ -67,20 +68,20 @@ def _value_shares(real, synthetic):
     """Real and synthetic shares of each value (or real decile, ``(a, b]``) of a column."""
     numeric = (pd.api.types.is_numeric_dtype(real.dtype)
                and not pd.api.types.is_bool_dtype(real.dtype))
-    if numeric and real.nunique() > DERIVED_MAX_VALUES:
-        inner = np.unique(np.quantile(real.dropna().to_numpy(float), np.linspace(0.1, 0.9, 9)))
-        edges = np.concatenate([[-np.inf], inner, [np.inf]])
+    deciles = numeric and real.nunique() > DERIVED_MAX_VALUES
+    if deciles:  # the fidelity measures' cut (decile_edges), labelled
+        edges = np.concatenate([[-np.inf], decile_edges(real.to_numpy(float)), [np.inf]])
         order = [f"({a:g}, {b:g}]" for a, b in zip(edges[:-1], edges[1:])]
         real, synthetic = (pd.cut(pd.to_numeric(x, errors="coerce"), edges, labels=order)
-                           .astype(object) for x in (real, synthetic))
+                           for x in (real, synthetic))
     shares = [x.astype(object).value_counts(normalize=True, dropna=False)
               for x in (real, synthetic)]
     table = pd.concat(shares, axis=1, keys=["real", "synthetic"]).fillna(0.0)
-    if numeric and len(table.index) and not isinstance(table.index[0], str):
-        table = table.sort_index(key=lambda i: pd.to_numeric(i, errors="coerce"))
-    elif numeric:
+    if deciles:  # in the order of the bins, a missing value last
         table = table.reindex([v for v in order if v in table.index]
                               + [v for v in table.index if v not in order])
+    elif numeric:
+        table = table.sort_index(key=lambda i: pd.to_numeric(i, errors="coerce"))
     table.index = [str(v) for v in table.index]
     return table
 

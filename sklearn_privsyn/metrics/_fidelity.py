@@ -95,11 +95,17 @@ def _discrete_codes(columns):
     return out, max(len(uniques), 1)
 
 
+def decile_edges(real_values):
+    """The distinct deciles of the real numbers (NaN ignored): the inner edges of the bins
+    ``(e_{i-1}, e_i]`` that numbers are cut into for the fidelity measures."""
+    finite = real_values[~np.isnan(real_values)]
+    return np.unique(np.quantile(finite, np.linspace(0.1, 0.9, 9))) if finite.size else (
+        np.zeros(0))
+
+
 def _decile_codes(real_values, others):
     """Codes of numbers cut at the real deciles: bins ``(e_{i-1}, e_i]``, missing last."""
-    finite = real_values[~np.isnan(real_values)]
-    inner = (np.unique(np.quantile(finite, np.linspace(0.1, 0.9, 9)))
-             if finite.size else np.zeros(0))
+    inner = decile_edges(real_values)
     missing = len(inner) + 1
     out = []
     for values in (real_values, *others):
