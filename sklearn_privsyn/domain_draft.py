@@ -359,32 +359,29 @@ def _draft_calendar(X, domain):
         return len(values) >= 1 and all(
             isinstance(v, int) and not isinstance(v, bool) and lo <= v <= hi for v in values)
 
+    def within(date, day):
+        lengths = date.month_lengths(X)
+        both = ~np.isnan(day) & ~np.isnan(lengths)
+        return both.any() and np.all(day[both] <= lengths[both])
+
     months = [c for c in domain if listed(c, 1, 12) and len(domain[c]["values"]) >= 2]
     years = [c for c in domain if listed(c, 1000, 3000)]
     for col, entry in domain.items():
-        values = entry.get("values", [])
-        top = entry["bounds"] if "bounds" in entry else (
-            [min(values), max(values)] if values and all(
-                isinstance(v, int) and not isinstance(v, bool) for v in values) else None)
-        if top is None or top[0] < 1 or top[1] != 31 or entry.get("clock") or col in months:
+        bounds = entry.get("bounds")
+        if listed(col, 1, 31) and col not in months:
+            bounds = [min(entry["values"]), max(entry["values"])]
+        if bounds is None or bounds[0] < 1 or bounds[1] != 31 or entry.get("clock"):
             continue
-        day = X[col].to_numpy(dtype=float, na_value=np.nan)
-        if not np.all(day[~np.isnan(day)] == np.round(day[~np.isnan(day)])):
+        day = _whole_numbers(X[col])
+        if day is None:
             continue
-        for month in months:
-            found = None
-            for of in [[y, month] for y in years if y != col] + [month]:
-                date = DayOfMonth(col, *(of[::-1] if isinstance(of, list) else [of]))
-                lengths = date.month_lengths(X)
-                both = ~np.isnan(day) & ~np.isnan(lengths)
-                if both.any() and np.all(day[both] <= lengths[both]):
-                    found = of
-                    break
-            if found is not None:
-                tail = {k: entry.pop(k) for k in ("missing", MARK) if k in entry}  # kept last
-                entry["day_of"] = found
-                entry.update(tail)
-                break
+        dates = (DayOfMonth(col, month, year) for month in months
+                 for year in [*(y for y in years if y != col), None])
+        found = next((date for date in dates if within(date, day)), None)
+        if found is not None:
+            tail = {k: entry.pop(k) for k in ("missing", MARK) if k in entry}  # kept last
+            entry["day_of"] = found.month if found.year is None else [found.year, found.month]
+            entry.update(tail)
 
 
 def _draft_derived(X, domain):
@@ -438,7 +435,6 @@ def _draft_clock_sums(X, domain):
     delay on every other row, where modelled it agreed in 0.6% of the synthetic rows.
     """
     import numpy as np
-    import pandas as pd
 
     from .clock import hhmm_to_minutes, is_hhmm, minutes_to_hhmm
 
@@ -448,19 +444,16 @@ def _draft_clock_sums(X, domain):
 
     sources = {c for e in domain.values() if "derived" in e for c in of(e)}
     hhmm_sums = {c for c, e in domain.items() if e.get("derived", {}).get("sum") == [100, 1]}
-    values = {}
-    for c, e in domain.items():
-        if ("bounds" in e or c in hhmm_sums) and pd.api.types.is_numeric_dtype(X[c].dtype):
-            v = X[c].to_numpy(dtype=float, na_value=np.nan)
-            if np.all(v[~np.isnan(v)] == np.round(v[~np.isnan(v)])):
-                values[c] = v
+    values = {c: _whole_numbers(X[c]) for c, e in domain.items()
+              if "bounds" in e or c in hhmm_sums}
+    values = {c: v for c, v in values.items() if v is not None}
     isna = {c: np.isnan(v) for c, v in values.items()}
     times = [c for c in values if (domain[c].get("clock") or c in hhmm_sums)
              and is_hhmm(values[c][~isna[c]]).all()]
     minutes = [c for c in values if "bounds" in domain[c] and not domain[c].get("clock")]
-    for t in [c for c in times if "derived" not in domain[c]]:
-        if t in sources:  # a source is never derived
-            continue
+
+    def sum_of(t):
+        """The spec of time ``t`` as another time plus a number of minutes, or None."""
         midnight = 0 if np.any(values[t] == 0) else 2400
         for s in [c for c in times if c != t and ("derived" not in domain[c] or c in hhmm_sums)]:
             start = hhmm_to_minutes(values[s])
@@ -472,12 +465,27 @@ def _draft_clock_sums(X, domain):
                 if np.array_equal(found[~absent], values[t][~absent]):
                     spec = domain[s].get("derived")
                     of_sum = (spec["of"] + [d], [60, 1, 1]) if spec else ([s, d], [1, 1])
-                    domain[t] = {"derived": {"of": of_sum[0], "sum": of_sum[1],
-                                             "clock": midnight}, MARK: True}
-                    sources.update(of_sum[0])
-                    break
-            if "derived" in domain[t]:
-                break
+                    return {"of": of_sum[0], "sum": of_sum[1], "clock": midnight}
+        return None
+
+    for t in [c for c in times if "derived" not in domain[c]]:
+        spec = None if t in sources else sum_of(t)  # a source is never derived
+        if spec is not None:
+            domain[t] = {"derived": spec, MARK: True}
+            sources.update(spec["of"])
+
+
+def _whole_numbers(series):
+    """A numeric column's values as floats (missing: NaN) when every present one is a whole
+    number, else None."""
+    import numpy as np
+    import pandas as pd
+
+    if not pd.api.types.is_numeric_dtype(series.dtype):
+        return None
+    values = series.to_numpy(dtype=float, na_value=np.nan)
+    present = values[~np.isnan(values)]
+    return values if np.all(present == np.round(present)) else None
 
 
 def _weighted_sum_of(X, b, domain, isna):
