@@ -365,14 +365,17 @@ def cmd_domain(args):
                           for col, spec in derived.items())
         _note(args, f"derived (computed from their sources, never modelled): {found}; "
                     "check each relation against public knowledge")
-    clocks = [col for col, entry in draft.items() if entry.get("clock")]
+    clocks = [str(col) for col, entry in draft.items() if entry.get("clock")]
     days = [f"{col} of {' and '.join(_as_list(entry['day_of']))}"
             for col, entry in draft.items() if "day_of" in entry]
-    if clocks or days:
-        _note(args, "read as " + "; ".join(
-            ([f"times of day written HHMM (clocks): {', '.join(map(str, clocks))}"] if clocks
-             else []) + ([f"days of their months: {', '.join(days)}"] if days else []))
-              + "; check them against the table's documentation")
+    read_as = []
+    if clocks:
+        read_as.append(f"times of day written HHMM (clocks): {', '.join(clocks)}")
+    if days:
+        read_as.append(f"days of their months: {', '.join(days)}")
+    if read_as:
+        _note(args, f"read as {'; '.join(read_as)}; check them against the table's "
+                    "documentation")
     return 0
 
 
