@@ -51,9 +51,12 @@ def main(argv=None):
         warnings.simplefilter("ignore")  # a drafted domain warns that it was read from the data
         params = read_domain(args.domain)
         frame, _ = read_table(args.input, params)
-        workload = QueryWorkload(**workload_params(args.domain),
-                                 marginals=[(c,) for c in frame.columns]).fit(frame)
-    columns = [str(c) for c in frame.columns]
+        spec = workload_params(args.domain)
+        # a derived column is computed from its source at decode, as in privsyn fit
+        derived = set(spec.get("derived") or ())
+        modelled = [c for c in frame.columns if c not in derived]
+        workload = QueryWorkload(**spec, marginals=[(c,) for c in modelled]).fit(frame)
+    columns = [str(c) for c in modelled]
     codes = pd.DataFrame(workload.encode(frame), columns=columns)
     n = len(frame)
     np.random.seed(args.seed)

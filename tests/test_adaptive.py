@@ -30,6 +30,7 @@ from sklearn_privsyn.projection import (
     project,
     zeroed_targets,
 )
+from sklearn_privsyn.simplex import project_to_simplex
 from sklearn_privsyn.solvers import BruteForceOracle
 
 SIZES = {"a": 2, "b": 3, "c": 2}
@@ -333,6 +334,26 @@ def test_rounds_zero_measures_only_the_one_way_marginals_with_the_whole_budget(r
         assert est.representation_ == "products"
         assert est.component_weights_.shape == (1,)
     assert est.sample(50).shape == (50, d)
+
+
+@pytest.mark.parametrize("epsilon", [0.02, 1.0, 50.0])
+def test_rounds_zero_fits_each_column_to_its_answers_mixed_with_uniform(epsilon):
+    # the independence model's tables are the noisy answers, each column mixed with uniform
+    # by its recorded factor: uniform where the noise swamps the answers, as measured where not
+    est = fit(rounds=0, representation="products", epsilon=epsilon)
+    sizes = est.workload_.layout_.block_sizes
+    noisy, factors = est.one_way_measurements_, est.one_way_shrinkage_
+    assert factors.shape == (len(sizes),) and np.all((factors >= 0) & (factors <= 1))
+    start = np.concatenate([[0], np.cumsum(sizes)])
+    for j, table in enumerate(est.component_tables_):
+        uniform = np.full(sizes[j], 1 / sizes[j])
+        projected = project_to_simplex(noisy[start[j]:start[j + 1]])
+        expected = uniform + factors[j] * (projected - uniform)
+        np.testing.assert_allclose(table[0], expected, atol=2e-3)
+    if epsilon == 50.0:  # little noise: the answers as measured
+        assert factors.min() > 0.99
+    if epsilon == 0.02:  # noise sd above the columns' mass: mostly uniform
+        assert factors.mean() < 0.5
 
 
 def test_selection_score_sensitivity_is_two_over_n():

@@ -9,6 +9,9 @@
   1-way marginals only, adaptive selection), where the fit reads private data;
 * ``_fitting.py``: fitting the chosen representation to the noisy
   measurements, once or after every round of selection (post-processing);
+* ``_shrinkage.py``: where only the 1-way marginals are measured, each
+  column's noisy answers mixed with uniform by Stein's unbiased risk
+  estimate (post-processing): :func:`shrink_toward_uniform`;
 * ``_selection.py``: adaptive selection (which marginals to measure, with how
   much of the budget): :func:`candidate_marginals`, :func:`measure_adaptively`;
 * ``_graphical.py``: the graphical model over the measured marginals
@@ -49,6 +52,7 @@ from ._rules import (
     workload_redundancy,
 )
 from ._selection import Candidates, candidate_marginals, measure_adaptively, round_noise
+from ._shrinkage import shrink_one_way, shrink_toward_uniform
 
 __all__ = [
     "ALL_AT_ONCE_NOISE",
@@ -72,6 +76,8 @@ __all__ = [
     "project",
     "round_noise",
     "sample_product_mixture",
+    "shrink_one_way",
+    "shrink_toward_uniform",
     "workload_redundancy",
     "zeroed_targets",
 ]

@@ -61,7 +61,12 @@ class AdaptiveProjection(BaseSynthesizer):
       Gaussian mechanism, sensitivity ``sqrt(2 d) / n``) and nothing else,
       fitted by a single product distribution (the independence model):
       where even the whole budget cannot measure the 1-way marginals and a
-      few more usefully, this wins.
+      few more usefully, this wins. Each column's noisy answers are first
+      mixed with the uniform distribution, with the weight that minimises
+      Stein's unbiased estimate of their squared error
+      (``one_way_shrinkage_``): where a cell's noise is as large as the
+      column's mass, the rows are not drawn from the few values the noise
+      happened to raise.
 
     **Fit** (post-processing: reads only the noisy answers). After adaptive
     selection, by default a graphical model
@@ -175,6 +180,10 @@ class AdaptiveProjection(BaseSynthesizer):
     one_way_measurements_ : ndarray
         Noisy 1-way answers of every column, concatenated in column order
         (``n_rounds_ == 0`` only). A DP output.
+    one_way_shrinkage_ : ndarray of shape (n_columns,)
+        ``n_rounds_ == 0`` only: each column's weight ``lam`` in ``[0, 1]``
+        on the projection of its noisy answers, the rest on uniform (1: the
+        answers as measured; 0: uniform).
     measurements_ : ndarray of shape (n_queries,)
         Noisy answers of every workload cell when measured at once (``nan``
         everywhere with ``n_rounds_ == 0``; absent with adaptive

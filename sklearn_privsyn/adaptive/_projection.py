@@ -42,6 +42,7 @@ import scipy.sparse as sp
 
 from .._random import make_generator
 from ..marginals import MarginalSet
+from ..simplex import project_to_simplex
 from ..solvers import OracleProblem
 from ._pair_zeros import records_holding, structural_pair_zeros
 
@@ -181,15 +182,6 @@ def zeroed_targets(target, precision, z):
     return np.where(target < z * sd, 0.0, target)
 
 
-def _project_simplex(v):
-    """Euclidean projection of ``v`` onto the probability simplex."""
-    u = np.sort(v)[::-1]
-    css = np.cumsum(u) - 1.0
-    k = np.arange(1, len(v) + 1)
-    rho = np.flatnonzero(u - css / k > 0)[-1]
-    return np.maximum(v - css[rho] / (rho + 1.0), 0.0)
-
-
 def _local_cells(cells, n_cells):
     """The distinct cells in ``cells`` (sorted) and each entry's index among them.
 
@@ -242,7 +234,7 @@ def _simplex_qp(cells, precision, target, w, max_iter, tol, power_iter=30):
     step = 1.0 / ((1.05 if power_iter >= 30 else 1.2) * float(v @ gram_times(v)))
     z, t, x = w.copy(), 1.0, w.copy()
     for _ in range(max_iter):
-        x_new = _project_simplex(z - step * (gram_times(z) - linear))
+        x_new = project_to_simplex(z - step * (gram_times(z) - linear))
         if (z - x_new) @ (x_new - x) > 0:  # restart the momentum
             t = 1.0
         t_new = 0.5 * (1.0 + np.sqrt(1.0 + 4.0 * t * t))

@@ -21,6 +21,7 @@ from ..privacy import gaussian_mechanism, gaussian_mechanism_rho, gaussian_sigma
 from ._fitting import GraphicalFit, ProjectionFit, new_projection, run_projection
 from ._rules import BUDGET_MARGIN
 from ._selection import candidate_marginals, measure_adaptively
+from ._shrinkage import shrink_one_way
 
 __all__ = ["measure_all_at_once", "measure_by_selection", "measure_one_way_only"]
 
@@ -73,6 +74,9 @@ def measure_by_selection(est, data, rounds, rng, session, project_rng):
 def measure_one_way_only(est, data, rng, session, project_rng):
     """The whole budget on the 1-way marginals of every column (sensitivity ``sqrt(2 d) / n``).
 
+    The fit reads each column's answers mixed with uniform by
+    :func:`~sklearn_privsyn.adaptive.shrink_one_way` (post-processing).
+
     Returns the final fit's result.
     """
     workload = est.workload_
@@ -89,15 +93,17 @@ def measure_one_way_only(est, data, rng, session, project_rng):
     est.measurement_variances_ = np.full(Q, np.inf)
     est.one_way_measurements_ = noisy
     est.measured_marginals_ = []
+    # post-processing: each column's answers mixed with uniform where the noise is large
+    targets, est.one_way_shrinkage_ = shrink_one_way(noisy, sizes, sigma)
     one_way = [(a,) for a in range(len(sizes))]
     if est.representation_ == "graphical":  # the independence model, by mirror descent
         model = GraphicalFit(sizes, candidate_marginals(one_way, sizes), est.max_iter)
         start = np.concatenate([[0], np.cumsum(sizes)])
-        model.refit({a: (noisy[start[a]:start[a + 1]], sigma**2) for a in range(len(sizes))})
+        model.refit({a: (targets[start[a]:start[a + 1]], sigma**2) for a in range(len(sizes))})
         return model.finish(est)
     projection = new_projection(
         est,
-        np.concatenate([np.zeros(Q), noisy]),
+        np.concatenate([np.zeros(Q), targets]),
         np.concatenate([np.full(Q, np.inf), np.full(len(noisy), sigma**2)]),
         one_way, session, project_rng)
     return run_projection(est, projection, final=True)
