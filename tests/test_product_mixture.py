@@ -10,7 +10,11 @@ import pytest
 from scipy import stats
 
 from sklearn_privsyn import AdaptiveProjection, QueryWorkload
-from sklearn_privsyn.adaptive import PRODUCTS_COLUMNS, adaptive_default_representation
+from sklearn_privsyn.adaptive import (
+    PRODUCTS_COLUMNS,
+    adaptive_default_representation,
+    workload_pairs,
+)
 from sklearn_privsyn.metrics import synthesizer_error
 from sklearn_privsyn.product_mixture import (
     ProductMixture,
@@ -211,6 +215,26 @@ def test_default_representation_rule_sees_the_width(n_columns):
     # below the noise level, or measuring the 1-way marginals only, width changes nothing
     assert adaptive_default_representation(n, 0.0143, M, 1, n_columns=n_columns) == "records"
     assert adaptive_default_representation(n, rho, M, 0, n_columns=n_columns) == "products"
+
+
+@pytest.mark.parametrize("n_pairs", [None, 100, PRODUCTS_COLUMNS * (PRODUCTS_COLUMNS - 1) // 2,
+                                     PRODUCTS_COLUMNS * (PRODUCTS_COLUMNS - 1) // 2 + 1, 3000])
+def test_a_wide_table_whose_workload_holds_few_pairs_gets_the_products(n_pairs):
+    n, rho, M = 48842, 0.000167, 64  # sigma_all 0.0127: the noise alone chooses products
+    few = n_pairs is not None and n_pairs <= 496
+    assert adaptive_default_representation(n, rho, M, 1, n_columns=80, n_pairs=n_pairs) == (
+        "products" if few else "records")
+    # a narrow table's choice never depends on its pairs
+    assert adaptive_default_representation(n, rho, M, 1, n_columns=14, n_pairs=n_pairs) == (
+        "products")
+    assert adaptive_default_representation(n, 0.0143, M, 1, n_columns=80,
+                                           n_pairs=n_pairs) == "records"
+
+
+def test_workload_pairs_counts_distinct_column_pairs():
+    assert workload_pairs([(0, 1, 2), (0, 1, 3), (2, 1)]) == 5
+    assert workload_pairs([(0,), (1,)]) == 0
+    assert workload_pairs([tuple(range(32))]) == 496
 
 
 def test_auto_representation_follows_the_rule():

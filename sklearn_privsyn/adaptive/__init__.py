@@ -4,7 +4,8 @@
   attributes, sampling);
 * ``_rules.py``: its default rules and their constants, from public
   quantities only (:func:`adaptive_default_rounds`,
-  :func:`adaptive_default_representation`, :func:`workload_redundancy`);
+  :func:`adaptive_default_representation`, :func:`workload_redundancy`,
+  :func:`workload_pairs`);
 * ``_schedules.py``: the three measurement schedules (everything at once,
   1-way marginals only, adaptive selection), where the fit reads private data;
 * ``_fitting.py``: fitting the chosen representation to the noisy
@@ -49,6 +50,7 @@ from ._rules import (
     PRODUCTS_COLUMNS,
     adaptive_default_representation,
     adaptive_default_rounds,
+    workload_pairs,
     workload_redundancy,
 )
 from ._selection import Candidates, candidate_marginals, measure_adaptively, round_noise
@@ -78,6 +80,7 @@ __all__ = [
     "sample_product_mixture",
     "shrink_one_way",
     "shrink_toward_uniform",
+    "workload_pairs",
     "workload_redundancy",
     "zeroed_targets",
 ]

@@ -23,6 +23,7 @@ from ._rules import (
     ZERO_TEST,
     adaptive_default_representation,
     adaptive_default_rounds,
+    workload_pairs,
     workload_redundancy,
 )
 from ._schedules import measure_all_at_once, measure_by_selection, measure_one_way_only
@@ -294,8 +295,10 @@ class AdaptiveProjection(BaseSynthesizer):
         rounds, _ = self._n_measured(n, self.synthesis_rho_)
         self.n_rounds_ = int(rounds)
         self.representation_ = (
-            adaptive_default_representation(n, self.synthesis_rho_, M, self.n_rounds_,
-                                            n_columns=workload.layout_.n_attributes)
+            adaptive_default_representation(
+                n, self.synthesis_rho_, M, self.n_rounds_,
+                n_columns=workload.layout_.n_attributes,
+                n_pairs=workload_pairs(workload.marginal_set_.marginals))
             if self.representation == "auto" else self.representation
         )
         if self.representation_ == "graphical" and rounds == 1:
