@@ -271,9 +271,10 @@ def adaptive_default_representation(n, rho, n_marginals, rounds, products_noise=
     most as many pairs as a table of ``products_columns`` columns has
     (``32 * 31 / 2 = 496``), so that no narrow table's choice changes. On the
     LOANS schema (48 columns, 50,000 rows, 64 marginals holding 171 pairs,
-    ``epsilon = 0.1``, ``sigma_all = 0.015``) the records stopped after five
-    Frank-Wolfe iterations at max error 0.065, mean per-marginal TVD 0.894,
-    where the products had 0.044 and 0.790 (``benchmarks/notes/wide.md``).
+    ``epsilon = 0.1``, ``sigma_all = 0.015``, five seeds) the records stopped
+    after five Frank-Wolfe iterations at max error 0.067, mean per-marginal
+    TVD 0.897, where the products had 0.044 and 0.787
+    (``benchmarks/notes/wide.md``).
 
     Parameters
     ----------
