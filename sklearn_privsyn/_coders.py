@@ -28,6 +28,7 @@ from ._number_spec import (
     check_points,
     check_step,
     cut_edges,
+    float_values,
     integer_ranges,
 )
 from ._random import uniform
@@ -231,8 +232,7 @@ def series_of_dtype(values, dtype, has_na):
 
 def _numeric_values(name, series, isna):
     """A column's values as floats (missing ones 0.0); raises on strings and infinities."""
-    values = pd.to_numeric(series, errors="coerce")
-    values = values.to_numpy(dtype=float, na_value=np.nan)
+    values = float_values(series)
     if (np.isnan(values) & ~isna).any():
         raise ValueError(
             f"Column {name!r} has non-numeric values (strings or other objects) but is "

@@ -15,14 +15,28 @@ and the bins the numbers' measurement re-cuts at private quantiles. Cuts are
 public knowledge like bounds and points; ``privsyn domain`` drafts them,
 marked as read from the data, where a category column is an interval
 function of a number.
+
+It also holds :func:`float_values`, how every module reads a column as numbers.
 """
 
 from numbers import Real
 
 import numpy as np
+import pandas as pd
 
 __all__ = ["allocate_bins", "check_bounds", "check_cuts", "check_points", "check_step",
-           "cut_edges", "integer_ranges", "interval_capacity"]
+           "cut_edges", "float_values", "integer_ranges", "interval_capacity"]
+
+
+def float_values(series):
+    """A column's values as floats: NaN where missing or not a number.
+
+    Examples
+    --------
+    >>> float_values(pd.Series([1, None, "x"], dtype=object)).tolist()
+    [1.0, nan, nan]
+    """
+    return pd.to_numeric(series, errors="coerce").to_numpy(dtype=float, na_value=np.nan)
 
 
 def integer_ranges(edges):

@@ -34,7 +34,7 @@ from numbers import Integral
 import numpy as np
 import pandas as pd
 
-from ._number_spec import check_bounds
+from ._number_spec import check_bounds, float_values
 
 __all__ = ["MIDNIGHTS", "MINUTES_A_DAY", "check_clock_values", "clock_spec_in_minutes",
            "hhmm_to_minutes", "is_hhmm", "minutes_to_hhmm"]
@@ -105,7 +105,7 @@ def clock_spec_in_minutes(name, series, bound, bin_spec, points, cuts):
         bin_spec = minutes(bin_spec, "bin edges")
     points = None if points is None else minutes(points, "points")
     cuts = None if cuts is None else minutes(cuts, "cuts")
-    values = pd.to_numeric(series, errors="coerce").to_numpy(dtype=float, copy=True)
+    values = float_values(series).copy()  # written into below
     known = np.isfinite(values)
     values[known] = check_clock_values(name, values[known])
     return pd.Series(values, index=series.index), bound, bin_spec, points, cuts

@@ -36,8 +36,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 
 import numpy as np
-import pandas as pd
 
+from ._number_spec import float_values
 from ._random import uniform
 
 __all__ = ["MONTH_LENGTHS", "DayOfMonth", "is_leap_year", "parse_days_of_month"]
@@ -50,10 +50,6 @@ def is_leap_year(year):
     """Whether each (whole) year is a Gregorian leap year."""
     year = np.asarray(year, dtype=float)
     return (np.mod(year, 4) == 0) & ((np.mod(year, 100) != 0) | (np.mod(year, 400) == 0))
-
-
-def _numbers(series):
-    return pd.to_numeric(series, errors="coerce").to_numpy(dtype=float, na_value=np.nan)
 
 
 @dataclass(frozen=True)
@@ -72,21 +68,21 @@ class DayOfMonth:
 
     def month_lengths(self, frame):
         """Days in each row's month (NaN where the month is missing or no month 1-12)."""
-        month = _numbers(frame[self.month])
+        month = float_values(frame[self.month])
         known = np.isin(month, np.arange(1, 13))
         lengths = np.where(known, np.asarray(MONTH_LENGTHS, float)[
             np.where(known, month, 1).astype(int) - 1], np.nan)
         if self.year is None:
             leap = np.ones(len(month), dtype=bool)
         else:
-            year = _numbers(frame[self.year])
+            year = float_values(frame[self.year])
             leap = np.isnan(year) | is_leap_year(np.nan_to_num(year))
         return np.where((month == 2) & leap, 29.0, lengths)
 
     def keep_in_month(self, frame, rng):
         """The day column of ``frame`` with each day past its month's end redrawn uniformly
         among the days of that month (whole days, in the column's dtype)."""
-        day = _numbers(frame[self.day])
+        day = float_values(frame[self.day])
         lengths = self.month_lengths(frame)
         past = np.flatnonzero(day > lengths)  # False where either is missing
         if past.size == 0:

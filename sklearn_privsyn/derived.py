@@ -46,6 +46,7 @@ import numpy as np
 import pandas as pd
 
 from ._coders import BinnedCoder, CategoryCoder, CodeCoder, series_of_dtype
+from ._number_spec import float_values
 from .clock import MIDNIGHTS, hhmm_to_minutes, minutes_to_hhmm
 
 __all__ = ["FUNCTIONS", "KINDS", "DerivedColumn", "check_not_declared", "check_sources",
@@ -108,16 +109,14 @@ class DerivedColumn:
                     source.to_numpy(dtype=object))
                 isna = isna | (at < 0)
             else:
-                x = pd.to_numeric(source, errors="coerce").to_numpy(dtype=float,
-                                                                    na_value=np.nan)
+                x = float_values(source)
                 at = np.searchsorted(np.asarray(self.keys, dtype=float), np.where(isna, 0.0, x),
                                      side="right")
             out = np.asarray(self.values, dtype=object)[np.where(isna, 0, at)]
             if not isna.any() and all(isinstance(v, (Real, np.generic)) for v in self.values):
                 out = np.asarray(out.tolist())  # numbers (or booleans): a numeric array
         else:
-            x = np.where(isna, 0.0, pd.to_numeric(source, errors="coerce").to_numpy(
-                dtype=float, na_value=np.nan))
+            x = np.where(isna, 0.0, float_values(source))
             with np.errstate(all="ignore"):
                 if self.kind == "apply":
                     out = FUNCTIONS[self.argument](x)
@@ -128,8 +127,7 @@ class DerivedColumn:
         return self._as_column(out, isna, source.index)
 
     def _sum(self, frame):
-        values = [pd.to_numeric(frame[c], errors="coerce").to_numpy(dtype=float, na_value=np.nan)
-                  for c in self.source]
+        values = [float_values(frame[c]) for c in self.source]
         values = [hhmm_to_minutes(v) if c in self.clock_sources else v
                   for c, v in zip(self.source, values)]
         out = sum(w * v for w, v in zip(self.argument, values))

@@ -30,6 +30,7 @@ from sklearn.base import clone
 from sklearn.exceptions import NotFittedError
 from sklearn.utils.validation import check_is_fitted
 
+from ._number_spec import float_values
 from .metrics import (
     column_distributions,
     column_kinds,
@@ -257,10 +258,6 @@ def _number_columns(workload, real):
             and pd.api.types.is_numeric_dtype(real[c].dtype)]
 
 
-def _values(frame, col):
-    return pd.to_numeric(frame[col], errors="coerce").to_numpy(dtype=float, na_value=np.nan)
-
-
 def number_summary(real, synthetic, columns, points=None):
     """Per number: the KS distance of the values and the shares of its point masses.
 
@@ -293,7 +290,7 @@ def number_summary(real, synthetic, columns, points=None):
     rows = []
     points = points or {}
     for col in columns:
-        r, s = _values(real, col), _values(synthetic, col)
+        r, s = float_values(real[col]), float_values(synthetic[col])
         finite = r[~np.isnan(r)]
         shown = list(np.asarray(points.get(col, []), dtype=float))
         if finite.size:
@@ -322,7 +319,7 @@ def numbers_figure(real, synthetic, columns, ncols=3):
     nrows = -(-n // ncols)
     fig, axes = plt.subplots(nrows, ncols, figsize=(4 * ncols, 2.8 * nrows), squeeze=False)
     for ax, col in zip(axes.ravel(), columns):
-        r, s = _values(real, col), _values(synthetic, col)
+        r, s = float_values(real[col]), float_values(synthetic[col])
         for values, label, colour in ((r, "real", "#4c72b0"), (s, "synthetic", "#dd8452")):
             values = np.sort(values[~np.isnan(values)])
             if values.size:
