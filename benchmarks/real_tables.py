@@ -75,6 +75,11 @@ def _in_band(values, bands, labels):
     return ((values >= lo) & (values <= hi)) | values.isna() | labels.isna()
 
 
+def _at_most(d, a, b, offset=0):
+    """``a <= b + offset`` on each row (missing on either side: True)."""
+    return ~(d[a] > d[b] + offset)
+
+
 def _clock_minutes(hhmm):
     return (hhmm // 100) * 60 + hhmm % 100
 
@@ -109,6 +114,24 @@ RULES = {
     },
     "wage": {
         "logwage = log(wage)": lambda d: np.isclose(np.log(d["wage"]), d["logwage"], atol=0.01),
+    },
+    "attrition": {
+        "YearsAtCompany <= TotalWorkingYears": lambda d: _at_most(d, "YearsAtCompany",
+                                                                  "TotalWorkingYears"),
+        "YearsInCurrentRole <= YearsAtCompany": lambda d: _at_most(d, "YearsInCurrentRole",
+                                                                   "YearsAtCompany"),
+        "YearsSinceLastPromotion <= YearsAtCompany": lambda d: _at_most(
+            d, "YearsSinceLastPromotion", "YearsAtCompany"),
+        "YearsWithCurrManager <= YearsAtCompany": lambda d: _at_most(d, "YearsWithCurrManager",
+                                                                     "YearsAtCompany"),
+        "TotalWorkingYears <= Age - 18": lambda d: _at_most(d, "TotalWorkingYears", "Age", -18),
+    },
+    "loans": {
+        "open_credit_lines <= total_credit_lines": lambda d: _at_most(d, "open_credit_lines",
+                                                                      "total_credit_lines"),
+        "num_open_cc_accounts <= num_total_cc_accounts": lambda d: _at_most(
+            d, "num_open_cc_accounts", "num_total_cc_accounts"),
+        "paid_principal <= loan_amount": lambda d: _at_most(d, "paid_principal", "loan_amount"),
     },
     "flights": {
         "dep_delay = dep_time - sched_dep_time": _flight_delay,

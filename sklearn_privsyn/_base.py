@@ -23,6 +23,7 @@ from ._table import as_frame, check_not_empty
 from .counts import DaskCounts, RecordCounts, is_dask_frame, schema
 from .exceptions import SolverWarning
 from .numbers import measure_numbers, plan_numbers, refine_coder
+from .order_rules import rule_block, sample_keeping_rules
 from .privacy import PrivacyLedger, epsilon_to_rho
 from .solvers import ORACLE_NAMES, get_oracle, open_session
 from .workload import QueryWorkload
@@ -302,7 +303,10 @@ class BaseSynthesizer(BaseEstimator):
         Rows are the fitted records, each repeated in proportion to its weight
         (rounded up or down at random, see ``allocate_counts``), shuffled and
         decoded into the columns, dtypes and categories of ``X``. Numeric
-        columns get values drawn uniformly within their bin.
+        columns get values drawn uniformly within their bin. With order
+        rules declared (``at_most`` of the workload), the rows are drawn from
+        a pool of the model's rows that keep them, re-weighted to the
+        model's 1-way shares (:mod:`sklearn_privsyn.order_rules`).
 
         Parameters
         ----------
@@ -323,11 +327,31 @@ class BaseSynthesizer(BaseEstimator):
         if n_samples < 1:
             raise ValueError(f"n_samples must be at least 1; got {n_samples}")
         rng = make_generator(self.random_state if random_state is None else random_state)
-        rows = self._sample_codes(int(n_samples), rng)
-        frame = self.workload_.decode(rows, random_state=int(rng.integers(np.iinfo(np.int32).max)))
+        rules = getattr(self.workload_, "order_rules_", ())
+        if rules:  # public order rules: rows kept from a pool, re-weighted to the model's shares
+            block = None
+            if self._draws_columns_independently():
+                columns = list(self.workload_.columns_)
+                block = [(c, columns.index(c) if c in columns else None)
+                         for c in rule_block(rules, self.workload_.derived_)]
+            sizes = self.workload_.layout_.block_sizes
+            frame = sample_keeping_rules(self._draw_rows, rules, sizes, int(n_samples), rng,
+                                         block=block)
+        else:
+            frame = self._draw_rows(int(n_samples), rng)[1]
         if self.input_was_frame_:
             return frame
         return frame.to_numpy()
+
+    def _draws_columns_independently(self):
+        """Whether the fitted model draws every column independently (a product)."""
+        return False
+
+    def _draw_rows(self, n_samples, rng):
+        """``(codes, decoded rows)`` of ``n_samples`` rows of the fitted model."""
+        codes = self._sample_codes(n_samples, rng)
+        seed = int(rng.integers(np.iinfo(np.int32).max))
+        return codes, self.workload_.decode(codes, random_state=seed)
 
     def _sample_codes(self, n_samples, rng):
         """``n_samples`` records in code space: the fitted records, each repeated by weight."""

@@ -26,6 +26,7 @@ from ._table import (
 )
 from .dates import parse_days_of_month
 from .derived import check_sources, split_derived
+from .order_rules import check_numeric, parse_at_most
 
 
 class BaseTableEncoding(TransformerMixin, BaseEstimator):
@@ -33,8 +34,8 @@ class BaseTableEncoding(TransformerMixin, BaseEstimator):
 
     Fits the column coders from the public domain (``domain``, ``bounds``,
     ``bins``, ``handle_missing``, ``other``, ``points``, ``steps``, ``cuts``, ``clocks``,
-    ``days_of_month``, ``derived`` of the subclass), encodes and decodes records, and is
-    the one-hot transformer.
+    ``days_of_month``, ``derived``, ``at_most`` of the subclass), encodes and decodes
+    records, and is the one-hot transformer.
     The subclass's ``_fit(X, n_rows)`` calls :meth:`_fit_encoding`, then
     fits what it adds (the marginals).
     """
@@ -71,6 +72,8 @@ class BaseTableEncoding(TransformerMixin, BaseEstimator):
         if was_frame and all(isinstance(c, str) for c in columns):
             self.feature_names_in_ = np.asarray(columns, dtype=object)
         self.table_columns_ = columns
+        self.order_rules_ = parse_at_most(self.at_most, columns)
+        check_numeric(self.order_rules_, X)
         self.derived_, X, cuts = split_derived(X, self)
         self.columns_ = tuple(X.columns)
         self.days_of_month_ = parse_days_of_month(self.days_of_month, columns)

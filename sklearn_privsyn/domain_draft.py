@@ -55,7 +55,9 @@ The rules, applied column by column:
 * a day of the month (whole numbers up to 31) beside a listed month (1 to
   12), within the month's length on every row, gets ``"day_of"``: its month
   (with its year, when a listed year column decides February 29), so that
-  the synthetic days exist in their months.
+  the synthetic days exist in their months;
+* a number never above another and often tied with it gets ``"at_most"`` (years at a
+  company, years worked: :func:`~sklearn_privsyn.order_rules.draft_at_most`).
 """
 
 from __future__ import annotations
@@ -83,8 +85,7 @@ DEFAULT_POINT_SHARE = 0.05
 MAX_CUTS = 31
 #: A listed column is drafted as the source of a map only with this many rows a value.
 MIN_ROWS_PER_VALUE = 10
-#: Divisors tried for a column that is a quotient or a remainder of another (clock parts,
-#: digits).
+#: Divisors tried for a column that is a quotient or a remainder of another (clock parts).
 DIVISORS = (10, 100, 1000, 60, 24)
 
 
@@ -149,6 +150,8 @@ def draft_domain(X, *, max_categories=DEFAULT_MAX_CATEGORIES, bins=DEFAULT_BINS,
     """
     import pandas as pd
 
+    from .order_rules import draft_at_most
+
     if not isinstance(X, pd.DataFrame):
         raise TypeError(f"X must be a DataFrame; got {type(X).__name__}.")
     _check_count("max_categories", max_categories, 1)
@@ -167,6 +170,7 @@ def draft_domain(X, *, max_categories=DEFAULT_MAX_CATEGORIES, bins=DEFAULT_BINS,
     _draft_clock_sums(X, domain)
     _draft_cuts(X, domain)
     _draft_calendar(X, domain)
+    draft_at_most(X, domain, MARK)
     if read:
         warnings.warn(
             f"The drafted domain of columns {read} was read from the data: it is not "
@@ -571,12 +575,10 @@ def _function_of(a, b, a_entry, b_entry):
                   and not pd.api.types.is_bool_dtype(v.dtype)
                   and not isinstance(v.dtype, pd.CategoricalDtype) for v in (a, b))
     if numeric:
-        x = pd.to_numeric(a).to_numpy(dtype=float)
-        y = pd.to_numeric(b).to_numpy(dtype=float)
-        # a quotient only where the source's bins can follow each change (its cuts); never
-        # a remainder, which would rest on the source's value-by-value measurement, the
-        # noisiest part of it (flights' minute at eps 0.1: 4.5% of the rows on the hour,
-        # against 18% when the minute is a column of its own)
+        x, y = pd.to_numeric(a).to_numpy(dtype=float), pd.to_numeric(b).to_numpy(dtype=float)
+        # a quotient only where the source's bins can follow each change (its cuts); never a
+        # remainder, resting on the source's noisiest, value-by-value measurement (flights'
+        # minute at eps 0.1: 4.5% of the rows on the hour, 18% as a column of its own)
         for divisor in DIVISORS:
             if np.array_equal(np.floor(x / divisor), y) and np.unique(y).size <= MAX_CUTS + 1:
                 return {"floordiv": divisor}

@@ -27,6 +27,9 @@ An object entry may also say
 * ``"day_of": "month"`` (or ``["year", "month"]``) on a day of the month:
   the day must exist in its month (no February 30), which the synthetic rows
   keep (:mod:`sklearn_privsyn.dates`);
+* ``"at_most": bound`` (or a list) on a number: it never exceeds the column
+  ``bound`` names, maybe plus or minus a number (``"Age - 18"``); the
+  synthetic rows keep it (:mod:`sklearn_privsyn.order_rules`);
 * ``"missing": true``: the column may hold missing values (empty cells); it
   gets a missing code, and synthetic rows may miss it. Columns without it
   may not;
@@ -63,8 +66,9 @@ __all__ = [
 # An object entry has exactly one of these keys, which sets its kind ...
 _KINDS = ("size", "values", "bounds", "derived")
 # ... and may add these (besides MARK and "missing").
-_EXTRA_KEYS = {"size": (), "values": ("other", "day_of"),
-               "bounds": ("bins", "points", "step", "cuts", "clock", "day_of"), "derived": ()}
+_EXTRA_KEYS = {"size": ("at_most",), "values": ("other", "day_of", "at_most"),
+               "bounds": ("bins", "points", "step", "cuts", "clock", "day_of", "at_most"),
+               "derived": ("at_most",)}
 
 
 def read_domain(path):
@@ -248,7 +252,8 @@ def parse_domain(raw, source="the domain"):
         ``"columns"`` (the entries' order), ``"domain"`` (sizes and lists of
         values), ``"bounds"``, ``"bins"``, ``"points"``, ``"steps"``, ``"cuts"``
         and ``"clocks"`` (binned numbers), ``"days_of_month"``, ``"derived"``
-        (column -> its declaration), ``"missing"``
+        (column -> its declaration), ``"at_most"`` (column -> its order
+        rules), ``"missing"``
         (the columns declared missable), ``"other"`` (column -> its catch-all
         value) and ``"read_from_data"`` (the marked columns).
 
@@ -273,7 +278,7 @@ def parse_domain(raw, source="the domain"):
         )
     params = {"columns": list(raw), "domain": {}, "bounds": {}, "bins": {}, "points": {},
               "steps": {}, "cuts": {}, "clocks": [], "days_of_month": {}, "derived": {},
-              "missing": [], "other": {}, "read_from_data": []}
+              "at_most": {}, "missing": [], "other": {}, "read_from_data": []}
     for col, spec in raw.items():
         where = f"{source}, column {col!r}"
         if isinstance(spec, bool) or not isinstance(spec, (int, list, dict)):
@@ -294,6 +299,8 @@ def parse_domain(raw, source="the domain"):
                 raise ValueError(f"{where}: \"day_of\" must be the month's column or [year, "
                                  f"month]; got {of!r}")
             params["days_of_month"][col] = of
+        if "at_most" in spec:
+            params["at_most"][col] = spec["at_most"]
         if kind == "size":
             _check_size(where, spec["size"])
             params["domain"][col] = spec["size"]
@@ -322,9 +329,11 @@ def parse_domain(raw, source="the domain"):
             if spec.get("clock", False):
                 params["clocks"].append(col)
     from .derived import parse_derived  # numpy: not at the command line's start
+    from .order_rules import parse_at_most
 
     try:
         parse_derived(params["derived"], params["columns"])
+        parse_at_most(params["at_most"], params["columns"])
     except ValueError as exc:
         raise ValueError(f"{source}: {exc}") from None
     return params
@@ -360,6 +369,7 @@ def workload_kwargs(params):
         "days_of_month": dict(params.get("days_of_month", {})) or None,
         "derived": {col: _derived_kwargs(spec, params["domain"])
                     for col, spec in params.get("derived", {}).items()} or None,
+        "at_most": dict(params.get("at_most", {})) or None,
     }
 
 
@@ -421,8 +431,8 @@ def workload_params(domain):
     kwargs : dict
         ``domain``, ``bounds``, ``bins``, ``handle_missing`` (the columns
         declared ``"missing"``, or ``"error"`` for none), ``other``,
-        ``points``, ``steps``, ``cuts``, ``clocks``, ``days_of_month`` and
-        ``derived``. Lists
+        ``points``, ``steps``, ``cuts``, ``clocks``, ``days_of_month``,
+        ``derived`` and ``at_most``. Lists
         of values that are not all numbers become text, as the command line
         reads a CSV file.
 

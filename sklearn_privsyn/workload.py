@@ -156,6 +156,11 @@ class QueryWorkload(BaseTableEncoding):
         ``{"of": "clock", "floordiv": 100}`` (:mod:`sklearn_privsyn.derived`
         lists the functions). It is never read nor measured (no attribute,
         no marginal); :meth:`decode` computes it from its source.
+    at_most : dict, default=None
+        Numeric column -> a column it never exceeds, that column plus or
+        minus a number (``"Age - 18"``), or a list of these: order rules
+        that every estimator's ``sample`` keeps
+        (:mod:`sklearn_privsyn.order_rules`). Public knowledge, no budget.
     random_state : int, RandomState instance or None, default=None
         Seed of the random choice of marginals.
 
@@ -173,6 +178,8 @@ class QueryWorkload(BaseTableEncoding):
         takes and :meth:`decode` returns).
     derived_ : dict
         Derived column -> its :class:`~sklearn_privsyn.derived.DerivedColumn`.
+    order_rules_ : tuple of OrderRule
+        The declared order rules (:class:`~sklearn_privsyn.order_rules.OrderRule`).
     days_of_month_ : tuple of DayOfMonth
         The declared days of the month (:class:`~sklearn_privsyn.dates.DayOfMonth`).
     domain_sizes_ : dict
@@ -246,6 +253,7 @@ class QueryWorkload(BaseTableEncoding):
         "clocks": [list, tuple, None],
         "days_of_month": [dict, None],
         "derived": [dict, None],
+        "at_most": [dict, None],
         "random_state": ["random_state"],
     }
 
@@ -268,6 +276,7 @@ class QueryWorkload(BaseTableEncoding):
         clocks=None,
         days_of_month=None,
         derived=None,
+        at_most=None,
         random_state=None,
     ):
         self.domain = domain
@@ -286,6 +295,7 @@ class QueryWorkload(BaseTableEncoding):
         self.clocks = clocks
         self.days_of_month = days_of_month
         self.derived = derived
+        self.at_most = at_most
         self.random_state = random_state
 
     def fit(self, X, y=None):

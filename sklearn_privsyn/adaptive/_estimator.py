@@ -349,6 +349,9 @@ class AdaptiveProjection(BaseSynthesizer):
             return ZERO_TEST if self.n_rounds_ == 1 and self.representation_ == "records" else None
         return self.zero_test
 
+    def _draws_columns_independently(self):
+        return self.representation_ == "products" and len(self.component_weights_) == 1
+
     def _sample_codes(self, n_samples, rng):
         if self.representation_ == "graphical":
             return self.graphical_model_.sample(n_samples, rng)

@@ -373,6 +373,10 @@ def cmd_domain(args):
         read_as.append(f"times of day written HHMM (clocks): {', '.join(clocks)}")
     if days:
         read_as.append(f"days of their months: {', '.join(days)}")
+    rules = [f"{col} <= {bound}" for col, entry in draft.items()
+             for bound in _as_list(entry.get("at_most", []))]
+    if rules:
+        read_as.append(f"order rules the synthetic rows keep: {', '.join(rules)}")
     if read_as:
         _note(args, f"read as {'; '.join(read_as)}; check them against the table's "
                     "documentation")

@@ -1,0 +1,410 @@
+"""Order rules: a number that never exceeds another (years at a company, years worked).
+
+Real tables hold inequalities between columns: nobody has been longer at a
+company than they have worked, nor longer in a role than at the company. A
+model that measures a few marginals draws such columns nearly on their own,
+and at thin budgets (each column's 1-way marginal only) on their own
+entirely: on IBM's attrition table at ``epsilon = 1`` only 14% of the
+synthetic rows kept all of its year rules, where every real row does.
+
+That a column is at most another (plus or minus a constant) is public
+knowledge: declared (``at_most=`` in :class:`~sklearn_privsyn.QueryWorkload`,
+``"at_most"`` in a domain file), every estimator's ``sample(n)`` keeps it.
+It draws a pool of rows from the fitted model, keeps those that hold every
+rule, and re-weights the kept rows by iterative proportional fitting toward
+the shares each modelled column's codes (and the values of the numbers the
+rules compare) have in the whole pool: the model's own 1-way marginals, which
+rejection alone would move (toward short careers). The re-weighting is the
+one closest to uniform (in Kullback-Leibler divergence) with those shares;
+where the model puts mass that the rules forbid (a role longer than most
+tenures), the shares cannot all be met and the rows keep what the rules
+allow. ``n`` rows are then drawn by weight, none twice (a row's weight is
+capped at one draw). It reads nothing but the fitted model and the
+declaration, so it costs no budget: post-processing.
+
+A declaration is ``{column: bound}``, ``bound`` a column name, a column
+name plus or minus a number (``"Age - 18"``, spaces around the sign), or a
+list of these. A rule holds where either side is missing.
+
+Examples
+--------
+>>> import pandas as pd
+>>> from sklearn_privsyn.order_rules import parse_at_most
+>>> rules = parse_at_most({"in_role": "at_company", "at_company": ["worked", "age - 18"]},
+...                       ["age", "worked", "at_company", "in_role"])
+>>> [str(r) for r in rules]
+['in_role <= at_company', 'at_company <= worked', 'at_company <= age - 18']
+>>> rows = pd.DataFrame({"age": [30, 25], "worked": [10, 5], "at_company": [4, 8],
+...                      "in_role": [2, None]})
+>>> rules_kept(rules, rows).tolist()
+[True, False]
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+import warnings
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+
+from ._number_spec import float_values
+from ._sampling import allocate_counts
+
+__all__ = ["OrderRule", "capped_shares", "check_numeric", "draft_at_most", "parse_at_most", "rake",
+           "rule_block", "rules_kept", "sample_keeping_rules"]
+
+#: The pool holds up to this many kept rows for each row drawn (a larger pool keeps the
+#: re-weighted rows apart: fewer of the n rows are drawn twice), BLOCK_KEPT_PER_ROW for a
+#: block drawn apart (its repeats are harmless; the pool only estimates shares) ...
+POOL_KEPT_PER_ROW = 20
+BLOCK_KEPT_PER_ROW = 5
+#: ... from batches of ``max(n, MIN_BATCH)`` rows of the model, at most MAX_BATCHES of
+#: them and at most MAX_POOL_ROWS rows in all (but one batch).
+MAX_BATCHES = 100
+MIN_BATCH = 20_000
+MAX_POOL_ROWS = 2_000_000
+#: The numbers a rule compares keep their shares in up to this many quantile groups.
+FINE_GROUPS = 50
+#: Iterative proportional fitting stops when every column's shares are within this
+#: (total variation; far below the sampling error of any sample) or after RAKE_ITER sweeps.
+RAKE_TOL = 1e-3
+RAKE_ITER = 100
+#: draft_at_most drafts ``a <= b`` only when a == b != 0 on at least this share of the
+#: rows holding both (a tie shows the columns count the same thing; an inequality
+#: between unrelated columns holds with no tie).
+MIN_TIE_SHARE = 0.01
+
+
+@dataclass(frozen=True)
+class OrderRule:
+    """``column <= bound + offset`` on every row where both are present."""
+
+    column: object
+    bound: object
+    offset: float = 0.0
+
+    def __str__(self):
+        if self.offset == 0:
+            return f"{self.column} <= {self.bound}"
+        sign = "+" if self.offset > 0 else "-"
+        return f"{self.column} <= {self.bound} {sign} {_number(abs(self.offset))}"
+
+    def kept(self, frame):
+        """Whether each row of ``frame`` keeps the rule (True where a side is missing)."""
+        left = float_values(frame[self.column])
+        right = float_values(frame[self.bound]) + self.offset
+        with np.errstate(invalid="ignore"):
+            return ~(left > right)
+
+
+def _number(x):
+    return str(int(x)) if float(x).is_integer() else repr(float(x))
+
+
+def _parse_bound(text, columns, where):
+    """(bound column, offset) of ``"b"``, ``"b + c"`` or ``"b - c"``."""
+    if not isinstance(text, str):
+        raise ValueError(f"{where} must be a column name, maybe with \" + c\" or \" - c\"; "
+                         f"got {text!r}.")
+    if text in columns:
+        return text, 0.0
+    for sign, factor in ((" + ", 1.0), (" - ", -1.0)):
+        head, found, tail = text.rpartition(sign)
+        if not found:
+            continue
+        try:
+            offset = float(tail)
+        except ValueError:
+            continue
+        if head in columns and math.isfinite(offset):
+            return head, factor * offset
+    raise ValueError(f"{where}: {text!r} is not a column of the table, nor a column plus or "
+                     "minus a number (write the sign with a space on each side).")
+
+
+def parse_at_most(spec, columns):
+    """The declared rules (``{column: bound or [bounds]}``) checked against ``columns``.
+
+    Parameters
+    ----------
+    spec : dict or None
+    columns : sequence
+        The table's columns.
+
+    Returns
+    -------
+    rules : tuple of OrderRule
+
+    Raises
+    ------
+    ValueError
+        Naming the column: not a column of the table, a bound that names no
+        column, or a column bounded by itself.
+    """
+    if spec is None:
+        return ()
+    if not isinstance(spec, Mapping):
+        raise ValueError(f"at_most must be a dict {{column: bound}}; got {type(spec).__name__}.")
+    columns = list(columns)
+    rules = []
+    for col, bounds in spec.items():
+        where = f"at_most[{col!r}]"
+        if col not in columns:
+            raise ValueError(f"{where}: {col!r} is not a column of the table.")
+        for text in bounds if isinstance(bounds, (list, tuple)) else [bounds]:
+            bound, offset = _parse_bound(text, columns, where)
+            if bound == col:
+                raise ValueError(f"{where}: a column cannot be bounded by itself.")
+            rules.append(OrderRule(col, bound, offset))
+    return tuple(rules)
+
+
+def check_numeric(rules, frame):
+    """ValueError naming a rule's column that is not numeric in ``frame`` (dtypes only)."""
+    for rule in rules:
+        for col in (rule.column, rule.bound):
+            dtype = frame[col].dtype
+            if not pd.api.types.is_numeric_dtype(dtype) or pd.api.types.is_bool_dtype(dtype):
+                raise ValueError(f"at_most[{rule.column!r}]: column {col!r} is not a number "
+                                 f"(dtype {dtype}); order rules compare numbers.")
+
+
+def rules_kept(rules, frame):
+    """Whether each row of ``frame`` keeps every rule."""
+    kept = np.ones(len(frame), dtype=bool)
+    for rule in rules:
+        kept &= rule.kept(frame)
+    return kept
+
+
+def rake(codes, sizes, targets, *, tol=RAKE_TOL, max_iter=RAKE_ITER):
+    """Weights of ``codes``' rows whose per-column shares match ``targets`` (IPF).
+
+    Starting from equal weights, each sweep scales the weights so that one
+    column at a time has its target shares; the fixed point is the
+    re-weighting closest to uniform in Kullback-Leibler divergence with those
+    shares. A target cell no row holds cannot be met: the other cells are
+    matched, renormalised.
+
+    Parameters
+    ----------
+    codes : ndarray of shape (n_rows, n_columns)
+    sizes : sequence of int
+        Number of codes of each column.
+    targets : list of ndarray
+        Shares of each column's codes (each sums to 1).
+
+    Returns
+    -------
+    weights : ndarray of shape (n_rows,), summing to 1.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> w = rake(np.array([[0], [0], [1]]), [2], [np.array([0.5, 0.5])])
+    >>> w.round(3).tolist()
+    [0.25, 0.25, 0.5]
+    """
+    weights = np.full(len(codes), 1.0 / len(codes))
+    columns = [np.ascontiguousarray(codes[:, a]) for a in range(len(sizes))]
+    for _ in range(max_iter):
+        worst = 0.0
+        for a, size in enumerate(sizes):
+            current = np.bincount(columns[a], weights=weights, minlength=size)
+            held = current > 0
+            target = np.where(held, targets[a], 0.0)
+            target = target / target.sum()
+            worst = max(worst, 0.5 * float(np.abs(current - target).sum()))
+            factor = np.divide(target, current, out=np.ones(size), where=held)
+            weights = weights * factor[columns[a]]
+            weights /= weights.sum()
+        if worst <= tol:
+            break
+    return weights
+
+
+def rule_block(rules, derived):
+    """The columns the rules read, with the derived columns they hang together with.
+
+    The rules' columns, the sources of any derived column among them and every
+    derived column of a source among them (``derived``: name ->
+    :class:`~sklearn_privsyn.derived.DerivedColumn`), so that a block of
+    rows drawn apart from the other columns keeps its derived values.
+
+    Examples
+    --------
+    >>> rule_block((OrderRule("a", "b"),), {})
+    ('a', 'b')
+    """
+    block = list(dict.fromkeys(c for r in rules for c in (r.column, r.bound)))
+    while True:
+        more = [c for name, d in derived.items() for c in (*d.sources, name)
+                if (name in block or set(d.sources) & set(block)) and c not in block]
+        if not more:
+            return tuple(block)
+        block.extend(dict.fromkeys(more))
+
+
+def sample_keeping_rules(draw, rules, sizes, n_samples, rng, *, block=None):
+    """``n_samples`` rows of a model that keep every rule, with the model's 1-way shares.
+
+    The shares restored are those of each modelled column's codes and, for
+    the numbers the rules compare, of their values (cut at up to
+    ``FINE_GROUPS`` quantiles of the pool): rejection moves values inside a
+    bin too (years at a company toward the bin's low end).
+
+    Parameters
+    ----------
+    draw : callable
+        ``draw(m, rng) -> (codes, frame)``: ``m`` rows of the fitted model, as
+        codes of its modelled columns and as decoded rows.
+    rules : tuple of OrderRule
+    sizes : sequence of int
+        Number of codes of each modelled column.
+    n_samples : int
+    rng : numpy.random.Generator
+    block : tuple of (column, code index or None), default=None
+        When the model draws these columns independently of the others (a
+        product distribution), only they are kept and re-weighted (toward
+        their own shares) and the other columns come from ``n_samples`` fresh
+        rows: a block may then repeat (a row the re-weighting values at
+        several draws) while the rows stay apart, and every share is met as
+        the rules allow. The code index is the column's in ``codes`` (None
+        for a derived column).
+
+    Returns
+    -------
+    frame : DataFrame of ``n_samples`` rows.
+
+    Warns
+    -----
+    UserWarning
+        When fewer kept rows than ``n_samples`` were found: some are repeated.
+
+    Raises
+    ------
+    ValueError
+        When no row of the model keeps the rules.
+    """
+    batch = max(n_samples, MIN_BATCH)
+    numbers = list(dict.fromkeys(c for r in rules for c in (r.column, r.bound)))
+    coded = range(len(sizes)) if block is None else [i for _, i in block if i is not None]
+    keep = None if block is None else [c for c, _ in block]
+    wanted = (POOL_KEPT_PER_ROW if block is None else BLOCK_KEPT_PER_ROW) * n_samples
+    codes, values, kept, frames = [], [], [], []
+    while (not codes or sum(len(f) for f in frames) < wanted
+           and len(codes) < MAX_BATCHES and len(codes) * batch < MAX_POOL_ROWS):
+        c, f = draw(batch, rng)
+        k = rules_kept(rules, f)
+        codes.append(c[:, coded])
+        values.append(np.column_stack([float_values(f[col]) for col in numbers]))
+        kept.append(k)
+        frames.append(f[k] if keep is None else f.loc[k, keep])
+    kept = np.concatenate(kept)
+    if not kept.any():
+        raise ValueError(f"No row drawn from the fitted model keeps the declared at_most rules "
+                         f"({', '.join(str(r) for r in rules)}) in {len(kept):,} draws: check "
+                         "that they can hold together within the columns' bounds.")
+    if block is None and kept.sum() < n_samples:
+        warnings.warn(f"Only {kept.mean():.2%} of the rows drawn from the fitted model keep the "
+                      f"declared at_most rules: {int(kept.sum()):,} kept rows give "
+                      f"{n_samples:,}, some of them repeated.", UserWarning, stacklevel=3)
+    groups = np.column_stack([np.concatenate(codes)] + [
+        _fine_groups(v) for v in np.concatenate(values).T])
+    group_sizes = [sizes[i] for i in coded] + [int(g.max()) + 1 for g in groups.T[len(coded):]]
+    targets = [np.bincount(g, minlength=s) / len(g) for g, s in zip(groups.T, group_sizes)]
+    weights = rake(groups[kept], group_sizes, targets)
+    rows = pd.concat(frames, ignore_index=True)
+    if block is None:  # whole rows: none drawn twice
+        weights = capped_shares(weights, n_samples)
+    picked = np.repeat(np.arange(len(rows)), allocate_counts(weights, n_samples, rng))
+    rows = rows.iloc[picked[rng.permutation(len(picked))]].reset_index(drop=True)
+    if block is None:
+        return rows
+    out = draw(n_samples, rng)[1]
+    for col in keep:
+        out[col] = rows[col].set_axis(out.index)
+    return out
+
+
+def capped_shares(weights, n_samples):
+    """``weights`` made at most ``1 / n_samples`` each, the excess spread over the others.
+
+    Drawn by :func:`~sklearn_privsyn._sampling.allocate_counts`, no row is
+    then drawn twice (when there are at least ``n_samples`` rows): a row the
+    re-weighting values above one draw gets one, the others a little more.
+
+    Examples
+    --------
+    >>> capped_shares(np.array([0.7, 0.1, 0.1, 0.1]), 2).round(3).tolist()
+    [0.5, 0.167, 0.167, 0.167]
+    """
+    shares = np.asarray(weights, dtype=float) / np.sum(weights)
+    if len(shares) <= n_samples:
+        return shares
+    cap = 1.0 / n_samples
+    capped = np.zeros(len(shares), dtype=bool)
+    while True:
+        over = ~capped & (shares > cap * (1 + 1e-12))
+        if not over.any():
+            return shares
+        capped |= over
+        free = shares[~capped]
+        shares = np.where(capped, cap, shares * (1.0 - cap * capped.sum()) / free.sum())
+
+
+def _fine_groups(values):
+    """Group of each value: cut at up to ``FINE_GROUPS`` quantiles, missing last."""
+    present = values[~np.isnan(values)]
+    if present.size == 0:
+        return np.zeros(len(values), dtype=np.int64)
+    edges = np.unique(np.quantile(present, np.linspace(0, 1, FINE_GROUPS + 1)[1:-1]))
+    groups = np.searchsorted(edges, values, side="right")
+    return np.where(np.isnan(values), len(edges) + 1, groups).astype(np.int64)
+
+
+def draft_at_most(X, domain, mark):
+    """Add ``"at_most"`` (marked ``mark``) to drafted entries of numbers never above another.
+
+    Among the drafted numbers of ``domain`` (bounds, or listed values that are
+    numbers and not booleans; not derived), ``a <= b`` is drafted when it holds
+    on every row where both are present (at least half the rows) and ``a == b
+    != 0`` on at least ``MIN_TIE_SHARE`` of them (a tie shows the two count the
+    same thing; an inequality between unrelated columns holds with no tie),
+    then reduced: a rule two others imply (``a <= c <= b``) is left out. Read
+    from the data: not covered by the privacy guarantee until reviewed.
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> X = pd.DataFrame({"worked": [5, 9, 20, 3], "at_company": [5, 2, 20, 1],
+    ...                   "in_role": [1, 2, 3, 1], "income": [50, 60, 70, 80]})
+    >>> domain = {c: {"bounds": [0, 100]} for c in X}
+    >>> draft_at_most(X, domain, "read_from_data")
+    >>> domain["at_company"]
+    {'bounds': [0, 100], 'at_most': 'worked', 'read_from_data': True}
+    >>> domain["in_role"]["at_most"], "at_most" in domain["worked"]
+    ('at_company', False)
+    """
+    columns = [c for c, e in domain.items() if "bounds" in e or "values" in e and all(
+        isinstance(v, (int, float)) and not isinstance(v, bool) for v in e["values"])]
+    values = {c: float_values(X[c]) for c in columns}
+    holds = set()
+    for a, b in itertools.permutations(columns, 2):
+        x, y = values[a], values[b]
+        both = ~(np.isnan(x) | np.isnan(y))
+        if both.sum() < max(1, 0.5 * len(x)):
+            continue
+        x, y = x[both], y[both]
+        if np.all(x <= y) and np.mean((x == y) & (x != 0)) >= MIN_TIE_SHARE:
+            holds.add((a, b))
+    drafted = {}
+    for a, b in sorted(holds, key=lambda p: (columns.index(p[0]), columns.index(p[1]))):
+        if not any((a, c) in holds and (c, b) in holds for c in columns):
+            drafted.setdefault(a, []).append(b)
+    for col, bounds in drafted.items():
+        domain[col].update({"at_most": bounds[0] if len(bounds) == 1 else bounds, mark: True})

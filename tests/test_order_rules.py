@@ -1,0 +1,266 @@
+"""Order rules (sklearn_privsyn.order_rules): a number never above another in the rows.
+
+Here: the declaration and its errors, the rule on a row (missing sides), the
+re-weighting (IPF) and the cap that keeps rows apart, the sampler's distribution
+against the exact maximum-entropy one, the estimators' rows, the domain file,
+the drafter and the command line.
+"""
+
+import json
+import warnings
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from sklearn_privsyn import FEM, AdaptiveProjection, QueryWorkload
+from sklearn_privsyn.cli import main
+from sklearn_privsyn.domain_draft import draft_domain
+from sklearn_privsyn.domain_file import parse_domain, workload_params
+from sklearn_privsyn.order_rules import (
+    OrderRule,
+    capped_shares,
+    parse_at_most,
+    rake,
+    rules_kept,
+    sample_keeping_rules,
+)
+
+pytestmark = pytest.mark.filterwarnings("ignore::sklearn_privsyn.PrivacyLeakWarning")
+
+COLUMNS = ["age", "worked", "at_company", "in_role", "city"]
+
+
+def careers(n=3000, seed=0):
+    """Years worked within age - 18, years at the company within them, a role within that."""
+    rng = np.random.default_rng(seed)
+    age = rng.integers(18, 66, n)
+    worked = np.floor(rng.random(n) * (age - 17)).astype(int)
+    at_company = np.floor(rng.random(n) * (worked + 1)).astype(int)
+    in_role = np.floor(rng.random(n) * (at_company + 1)).astype(int)
+    city = rng.choice(["Lyon", "Oslo", "Rome"], n)
+    return pd.DataFrame({"age": age, "worked": worked, "at_company": at_company,
+                         "in_role": in_role, "city": city})
+
+
+def test_declarations_parse_into_rules():
+    rules = parse_at_most({"in_role": ["at_company", "worked + 0.5"], "worked": "age - 18"},
+                          COLUMNS)
+    assert rules == (OrderRule("in_role", "at_company"), OrderRule("in_role", "worked", 0.5),
+                     OrderRule("worked", "age", -18.0))
+    assert [str(r) for r in rules] == ["in_role <= at_company", "in_role <= worked + 0.5",
+                                       "worked <= age - 18"]
+    assert parse_at_most(None, COLUMNS) == ()
+
+
+@pytest.mark.parametrize("spec, match", [
+    ({"tenure": "age"}, r"at_most\['tenure'\]: 'tenure' is not a column"),
+    ({"worked": "years"}, r"at_most\['worked'\]: 'years' is not a column of the table, nor"),
+    ({"worked": "age-18"}, "write the sign with a space on each side"),
+    ({"worked": "age - x"}, "is not a column of the table"),
+    ({"worked": "worked"}, "cannot be bounded by itself"),
+    ({"worked": 3}, "must be a column name"),
+    (["worked"], "must be a dict"),
+])
+def test_bad_declarations_name_the_column(spec, match):
+    with pytest.raises(ValueError, match=match):
+        parse_at_most(spec, COLUMNS)
+
+
+def test_a_rule_holds_where_a_side_is_missing():
+    rows = pd.DataFrame({"a": [1, 3, np.nan, 2, 5], "b": [2, 2, 1, np.nan, 10]})
+    assert OrderRule("a", "b").kept(rows).tolist() == [True, False, True, True, True]
+    assert OrderRule("a", "b", -5).kept(rows).tolist() == [False, False, True, True, True]
+    two = (OrderRule("a", "b"), OrderRule("b", "a", 4))
+    assert rules_kept(two, rows).tolist() == [True, False, True, True, False]
+
+
+def test_a_workload_refuses_a_rule_on_a_column_that_is_not_a_number():
+    wl = QueryWorkload(bounds={"age": (18, 66), "worked": (0, 48), "at_company": (0, 48),
+                               "in_role": (0, 48)}, k=2, at_most={"age": "city"})
+    with pytest.raises(ValueError, match=r"at_most\['age'\]: column 'city' is not a number"):
+        wl.fit(careers(200))
+
+
+def test_rake_matches_the_targets_and_is_the_ipf_fixed_point():
+    rng = np.random.default_rng(0)
+    codes = np.column_stack([rng.integers(0, 3, 4000), rng.integers(0, 4, 4000)])
+    targets = [np.array([0.5, 0.3, 0.2]), np.array([0.1, 0.2, 0.3, 0.4])]
+    w = rake(codes, [3, 4], targets, tol=1e-9, max_iter=1000)
+    assert w.sum() == pytest.approx(1.0)
+    for a, t in enumerate(targets):
+        np.testing.assert_allclose(np.bincount(codes[:, a], weights=w, minlength=len(t)), t,
+                                   atol=1e-8)
+    # the minimum-KL re-weighting is a product of one factor per column and code:
+    # log w is additive, so within a (code, code) cell every row has the same weight
+    cell = codes[:, 0] * 4 + codes[:, 1]
+    for c in np.unique(cell):
+        assert np.ptp(w[cell == c]) < 1e-12
+
+
+def test_a_target_no_row_holds_is_left_and_the_rest_renormalised():
+    w = rake(np.array([[0], [0], [1]]), [3], [np.array([0.2, 0.2, 0.6])])
+    np.testing.assert_allclose(w, [0.25, 0.25, 0.5])
+
+
+def test_capped_shares_keep_every_row_below_one_draw():
+    rng = np.random.default_rng(1)
+    w = rng.pareto(1.0, 500) + 1e-3
+    shares = capped_shares(w, 100)
+    assert shares.sum() == pytest.approx(1.0) and shares.max() <= 1 / 100 + 1e-15
+    below = shares < 1 / 100 - 1e-12  # uncapped rows keep their proportions
+    np.testing.assert_allclose(shares[below] / w[below], (shares[below] / w[below])[0])
+    assert np.all(np.diff(shares[np.argsort(w)]) >= -1e-15)  # the order of the weights kept
+    np.testing.assert_allclose(capped_shares([1.0, 3.0], 5), [0.25, 0.75])
+
+
+@pytest.mark.parametrize("block, n, tolerance", [
+    (None, 5000, 0.06),  # whole rows, none drawn twice
+    ((("a", 0), ("b", 1)), 20000, 0.035),  # the block (a, b) apart from c
+])
+def test_the_sampler_draws_the_maximum_entropy_rows_that_keep_the_rule(block, n, tolerance):
+    # a model drawing a, b and c independently (a uniform on 0..9, b leaning high): the
+    # rows kept with a <= b, re-weighted to the model's 1-way shares, are the distribution
+    # q(a, b) = f(a) g(b) 1[a <= b] with those shares (c apart); computed exactly by IPF
+    pa, pb, pc = np.full(10, 0.1), np.arange(1, 11) / 55.0, np.array([0.2, 0.3, 0.5])
+
+    def draw(m, rng):
+        codes = np.column_stack([rng.choice(10, m, p=pa), rng.choice(10, m, p=pb),
+                                 rng.choice(3, m, p=pc)])
+        return codes, pd.DataFrame({"a": codes[:, 0], "b": codes[:, 1], "c": codes[:, 2]})
+
+    rows = sample_keeping_rules(draw, (OrderRule("a", "b"),), [10, 10, 3], n,
+                                np.random.default_rng(0), block=block)
+    assert len(rows) == n and (rows["a"] <= rows["b"]).all()
+    q = np.triu(np.ones((10, 10)))
+    for _ in range(2000):
+        q *= (pa / q.sum(axis=1))[:, None]
+        q *= (pb / q.sum(axis=0))[None, :]
+    observed = np.zeros((10, 10))
+    np.add.at(observed, (rows["a"], rows["b"]), 1.0 / n)
+    # rejection alone is 0.36 off in TVD; sampling error about 0.035 (5,000 rows), 0.02
+    assert 0.5 * np.abs(observed - q / q.sum()).sum() < tolerance
+    np.testing.assert_allclose(observed.sum(axis=1), pa, atol=0.015)
+    np.testing.assert_allclose(observed.sum(axis=0), pb, atol=0.015)
+    np.testing.assert_allclose(rows["c"].value_counts(normalize=True).sort_index(), pc,
+                               atol=0.03)
+
+
+def test_the_block_holds_the_derived_columns_of_its_columns():
+    from sklearn_privsyn.derived import parse_derived
+    from sklearn_privsyn.order_rules import rule_block
+
+    derived = parse_derived({"band": {"of": "age", "floordiv": 10},
+                             "decade": {"of": "start", "floordiv": 10}},
+                            ["age", "worked", "band", "start", "decade"])
+    assert rule_block((OrderRule("worked", "age", -18),), derived) == ("worked", "age", "band")
+    assert rule_block((OrderRule("worked", "band"),), derived) == ("worked", "band", "age")
+
+
+def careers_workload(**kwargs):
+    return QueryWorkload(bounds={"age": (18, 66), "worked": (0, 48), "at_company": (0, 48),
+                                 "in_role": (0, 48)}, steps={"age": 1, "worked": 1,
+                                                             "at_company": 1, "in_role": 1},
+                         k=2, **kwargs)
+
+
+RULES = {"in_role": "at_company", "at_company": "worked", "worked": "age - 18"}
+
+
+@pytest.mark.parametrize("estimator, spread", [
+    # one product (the 1-way marginals only): the rules' block drawn apart from the rest
+    (lambda wl: AdaptiveProjection(epsilon=0.3, workload=wl, random_state=0), True),
+    # a mixture of products: whole rows kept
+    (lambda wl: AdaptiveProjection(epsilon=3.0, workload=wl, random_state=0), True),
+    # four rounds of FEM: a few records, most of them breaking the rules; the kept ones
+    # cannot take every share back
+    (lambda wl: FEM(epsilon=0.5, workload=wl, solver="heuristic", rounds=4, random_state=0),
+     False),
+])
+def test_every_estimators_rows_keep_the_declared_rules(estimator, spread):
+    X = careers(1500)
+    plain = estimator(careers_workload()).fit(X)
+    ruled = estimator(careers_workload(at_most=RULES)).fit(X)
+    assert ruled.workload_.order_rules_ == parse_at_most(RULES, list(X.columns))
+    rules = ruled.workload_.order_rules_
+    before, after = plain.sample(3000, random_state=1), ruled.sample(3000, random_state=1)
+    assert rules_kept(rules, before).mean() < 0.9  # the model alone breaks them
+    assert rules_kept(rules, after).all()
+    assert list(after.columns) == list(X.columns) and (after.dtypes == X.dtypes).all()
+    # the same fit (same ledger); its rows re-weighted toward its 1-way shares as far as
+    # the rules allow: a column the rules do not name keeps its shares, and the numbers
+    # they name move toward the real rows' (the model's shares put mass the rules forbid)
+    assert ruled.ledger_.rho_spent == plain.ledger_.rho_spent
+    assert ruled.ledger_.entries == plain.ledger_.entries
+    if spread:
+        assert after["city"].value_counts(normalize=True).sub(
+            before["city"].value_counts(normalize=True)).abs().max() < 0.04
+    # the numbers the rules name: where the model's shares break them they move, toward
+    # the real rows' (which keep them); never away from them
+    numbers = ["age", "worked", "at_company", "in_role"]
+    off = [float(((rows[numbers].mean() - X[numbers].mean()) / X[numbers].std()).abs().sum())
+           for rows in (before, after)]
+    assert off[1] < off[0] + 0.05
+    pd.testing.assert_frame_equal(ruled.sample(500, random_state=7),
+                                  ruled.sample(500, random_state=7))
+
+
+def test_rules_no_row_can_keep_raise_a_clear_error():
+    X = careers(500)
+    est = AdaptiveProjection(epsilon=1.0, workload=careers_workload(
+        at_most={"worked": "age - 100"}), random_state=0).fit(X)
+    with pytest.raises(ValueError, match="No row drawn from the fitted model keeps the "
+                                         r"declared at_most rules \(worked <= age - 100\)"):
+        est.sample(10)
+
+
+def test_a_domain_file_declares_order_rules():
+    params = parse_domain({"age": {"bounds": [18, 66]}, "worked": {"bounds": [0, 48],
+                           "at_most": "age - 18"}, "level": {"values": [1, 2, 3],
+                           "at_most": ["worked", "age"]}})
+    assert params["at_most"] == {"worked": "age - 18", "level": ["worked", "age"]}
+    assert workload_params({"a": {"bounds": [0, 9], "at_most": "b"}, "b": {"bounds": [0, 9]}})[
+        "at_most"] == {"a": "b"}
+    with pytest.raises(ValueError, match=r"the domain: at_most\['a'\]: 'c' is not a column"):
+        parse_domain({"a": {"bounds": [0, 9], "at_most": "c"}, "b": {"bounds": [0, 9]}})
+
+
+def test_the_drafter_finds_order_rules_and_not_unrelated_inequalities():
+    X = careers(3000).assign(income=lambda d: 1000 + 10 * d["age"])  # above all: never tied
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        draft = draft_domain(X)
+    assert draft["in_role"]["at_most"] == "at_company"  # not also "worked": implied
+    assert draft["at_company"]["at_most"] == "worked"
+    assert draft["in_role"]["read_from_data"] is True
+    assert "at_most" not in draft["worked"] and "at_most" not in draft["age"]
+    wl = QueryWorkload(**workload_params(draft), k=2).fit(X)
+    assert {str(r) for r in wl.order_rules_} == {"in_role <= at_company",
+                                                 "at_company <= worked"}
+
+
+def test_the_command_line_keeps_a_domain_files_rules(tmp_path):
+    X = careers(800)
+    X.to_csv(tmp_path / "d.csv", index=False)
+    domain = {"age": {"bounds": [18, 66], "step": 1},
+              "worked": {"bounds": [0, 48], "step": 1, "at_most": "age - 18"},
+              "at_company": {"bounds": [0, 48], "step": 1, "at_most": "worked"},
+              "in_role": {"bounds": [0, 48], "step": 1, "at_most": "at_company"},
+              "city": ["Lyon", "Oslo", "Rome"]}
+    (tmp_path / "d.json").write_text(json.dumps(domain))
+    assert main(["fit", str(tmp_path / "d.csv"), "--domain", str(tmp_path / "d.json"),
+                 "--epsilon", "0.5", "--seed", "0", "-q", "-o", str(tmp_path / "s.csv")]) == 0
+    rows = pd.read_csv(tmp_path / "s.csv")
+    assert len(rows) == 800
+    assert (rows["in_role"] <= rows["at_company"]).all()
+    assert (rows["at_company"] <= rows["worked"]).all()
+    assert (rows["worked"] <= rows["age"] - 18).all()
+
+
+def test_the_command_line_drafts_order_rules_and_says_so(tmp_path, capsys):
+    careers(2000).to_csv(tmp_path / "d.csv", index=False)
+    assert main(["domain", str(tmp_path / "d.csv"), "-o", str(tmp_path / "d.json")]) == 0
+    assert "order rules the synthetic rows keep: at_company <= worked, in_role <= at_company" \
+        in capsys.readouterr().err
+    drafted = json.loads((tmp_path / "d.json").read_text())
+    assert drafted["in_role"]["at_most"] == "at_company"
