@@ -214,7 +214,19 @@ def _workload_section(workload, real, synthetic, n_worst):
     )
 
 
-def _plausibility_section(real, synthetic, n_worst):
+def _rules_table(workload, real, synthetic):
+    """The declared order rules and the share of rows keeping each (empty without any)."""
+    rules = getattr(workload, "order_rules_", ())
+    if not rules:
+        return ""
+    shares = pd.DataFrame(
+        {"synthetic rows keeping it": [float(r.kept(synthetic).mean()) for r in rules],
+         "real rows keeping it": [float(r.kept(real).mean()) for r in rules]},
+        index=pd.Index([str(r) for r in rules], name="declared order rule (at_most)"))
+    return "<h3>The declared order rules</h3>" + _table(shares)
+
+
+def _plausibility_section(workload, real, synthetic, n_worst):
     report = fidelity_report(real, synthetic)
     summary = pd.DataFrame(
         {"value": [report.impossible_pair_rate, report.reference_impossible_pair_rate,
@@ -239,7 +251,8 @@ def _plausibility_section(real, synthetic, n_worst):
         "contradicts its years). Sampling alone produces some: one random half of the real "
         "rows measured against the other half shows how many. TVDs are between the real "
         "and synthetic distributions of every column and pair of columns, numbers cut at "
-        "the real deciles.</p>" + _table(summary) + listing
+        "the real deciles.</p>" + _table(summary) + _rules_table(workload, real, synthetic)
+        + listing
     )
 
 
@@ -447,7 +460,7 @@ def quality_report(real, synthetic, *, workload=None, estimator=None, ledger=Non
     bodies = {
         "privacy": _privacy_section(estimator, ledger, delta),
         "workload": _workload_section(workload, real, synthetic, n_worst),
-        "plausibility": _plausibility_section(real, synthetic, n_worst),
+        "plausibility": _plausibility_section(workload, real, synthetic, n_worst),
         "columns": _columns_section(workload, real, synthetic),
         "numbers": _numbers_section(workload, real, synthetic),
         "pairs": _pairs_section(workload, real, synthetic),
