@@ -264,3 +264,16 @@ def test_the_command_line_drafts_order_rules_and_says_so(tmp_path, capsys):
         in capsys.readouterr().err
     drafted = json.loads((tmp_path / "d.json").read_text())
     assert drafted["in_role"]["at_most"] == "at_company"
+
+
+def test_a_derived_column_of_a_ruled_number_stays_its_function():
+    # one product: the rules' block (age, worked) is drawn apart from the rest, and the
+    # age band derived from age must travel with it
+    X = careers(1500).assign(band=lambda d: d["age"] // 10)
+    wl = careers_workload(at_most={"worked": "age - 18"},
+                          derived={"band": {"of": "age", "floordiv": 10}})
+    est = AdaptiveProjection(epsilon=0.3, workload=wl, random_state=0).fit(X)
+    assert len(est.component_weights_) == 1
+    rows = est.sample(2000, random_state=3)
+    assert (rows["worked"] <= rows["age"] - 18).all()
+    assert (rows["band"] == rows["age"] // 10).all()
