@@ -132,6 +132,11 @@ RULES = {
         "num_open_cc_accounts <= num_total_cc_accounts": lambda d: _at_most(
             d, "num_open_cc_accounts", "num_total_cc_accounts"),
         "paid_principal <= loan_amount": lambda d: _at_most(d, "paid_principal", "loan_amount"),
+        "paid_total = paid_principal + paid_interest + paid_late_fees": lambda d: np.isclose(
+            d["paid_principal"] + d["paid_interest"] + d["paid_late_fees"], d["paid_total"],
+            rtol=0, atol=0.006),
+        "num_historical_failed_to_pay = tax_liens + public_record_bankrupt": lambda d: (
+            d["tax_liens"] + d["public_record_bankrupt"] == d["num_historical_failed_to_pay"]),
     },
     "flights": {
         "dep_delay = dep_time - sched_dep_time": _flight_delay,

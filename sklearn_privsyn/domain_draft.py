@@ -41,7 +41,8 @@ The rules, applied column by column:
   ``"apply"`` of a function of :data:`~sklearn_privsyn.derived.FUNCTIONS`
   (equal to relative precision ``1e-9``); failing all of these, a ``"sum"``
   ``w * a + c`` of two numbers (``w`` one of ``DIVISORS``: a clock time of its
-  hour and minute). When two columns are functions of each other the later
+  hour and minute), or a total of two or three (to half its last decimal:
+  :mod:`sklearn_privsyn._sum_draft`). When two columns are functions of each other the later
   one is derived; a source is never derived itself; after these, a clock that
   is another time of day plus a number of minutes (a departure of its schedule
   and delay) becomes a ``"sum"`` with ``"clock"``, missing where a source is
@@ -393,6 +394,8 @@ def _draft_derived(X, domain):
     import numpy as np
     import pandas as pd
 
+    from ._sum_draft import sum_of
+
     columns = list(X.columns)
     isna = {c: X[c].isna().to_numpy() for c in columns}
     codes = {c: pd.factorize(X[c])[0] for c in columns}
@@ -416,10 +419,10 @@ def _draft_derived(X, domain):
                 sources.add(a)
                 break
         else:
-            pair = _weighted_sum_of(X, b, domain, isna)
-            if pair is not None:
-                domain[b] = {"derived": {"of": list(pair[:2]), "sum": [pair[2], 1]}, MARK: True}
-                sources.update(pair[:2])
+            found = sum_of(X, b, domain, isna, DIVISORS)
+            if found is not None:
+                domain[b] = {"derived": {"of": found[0], "sum": found[1]}, MARK: True}
+                sources.update(found[0])
 
 
 #: A time of day drafted as a sum may be present, where a source is missing, in at most
@@ -490,38 +493,6 @@ def _whole_numbers(series):
     values = series.to_numpy(dtype=float, na_value=np.nan)
     present = values[~np.isnan(values)]
     return values if np.all(present == np.round(present)) else None
-
-
-def _weighted_sum_of(X, b, domain, isna):
-    """``(a, c, w)`` with ``b = w * a + c`` on every row (``w`` one of ``DIVISORS``; a
-    clock time of its hour and minute), missing where ``a`` or ``c`` is; or None."""
-    import numpy as np
-    import pandas as pd
-
-    def numbers(col):
-        series = X[col]
-        if not pd.api.types.is_numeric_dtype(series.dtype) or pd.api.types.is_bool_dtype(
-                series.dtype) or isinstance(series.dtype, pd.CategoricalDtype):
-            return None
-        return series.to_numpy(dtype=float, na_value=np.nan)
-
-    y = numbers(b)
-    if y is None:
-        return None
-    candidates = {c: numbers(c) for c in X.columns
-                  if c != b and "derived" not in domain[c] and ("values" in domain[c]
-                                                               or "bounds" in domain[c])}
-    candidates = {c: v for c, v in candidates.items() if v is not None}
-    head = slice(0, min(len(y), 1000))  # a quick look first: exact on these rows, then all
-    for a, x in candidates.items():
-        for c, z in candidates.items():
-            if c == a or not np.array_equal(isna[b], isna[a] | isna[c]):
-                continue
-            for w in DIVISORS:
-                if (np.array_equal(w * x[head] + z[head], y[head], equal_nan=True)
-                        and np.array_equal(w * x + z, y, equal_nan=True)):
-                    return a, c, w
-    return None
 
 
 def _determines(a_codes, b_codes, isna):

@@ -1,0 +1,114 @@
+"""Drafting a number that is a sum of others: a clock time of its hour and minute, a total.
+
+:func:`~sklearn_privsyn.domain_draft.draft_domain` calls :func:`sum_of` for a
+column that is no function of one other column: it looks for ``w * a + c`` of
+two numbers (``w`` one of the drafter's divisors: ``100 * hour + minute``),
+exact on every row, then for a plain total of two or three numbers (a loan's
+``paid_total`` of its principal, interest and late fees) equal on every row
+to within half the total's last decimal (a total kept in cents may be half a
+cent off the sum of its rounded parts). Either is missing exactly where a
+source is. Read from the data, like the rest of a draft.
+"""
+
+import itertools
+
+import numpy as np
+import pandas as pd
+
+__all__ = ["MAX_DECIMALS", "last_decimal", "sum_of"]
+
+#: A total's last decimal is found among 10**0 .. 10**-MAX_DECIMALS.
+MAX_DECIMALS = 6
+#: Rows of the quick look, before all rows are checked.
+HEAD_ROWS = 1000
+
+
+def _numbers(series):
+    if not pd.api.types.is_numeric_dtype(series.dtype) or pd.api.types.is_bool_dtype(
+            series.dtype) or isinstance(series.dtype, pd.CategoricalDtype):
+        return None
+    return series.to_numpy(dtype=float, na_value=np.nan)
+
+
+def last_decimal(values):
+    """The place of the last decimal of ``values`` (1, 0.1, ..., 1e-6), or 0 if finer."""
+    present = values[~np.isnan(values)]
+    for k in range(MAX_DECIMALS + 1):
+        scaled = present * 10.0**k
+        if np.all(np.abs(scaled - np.round(scaled)) <= 1e-6 + 1e-12 * np.abs(scaled)):
+            return 10.0**-k
+    return 0.0
+
+
+def sum_of(X, b, domain, isna, divisors):
+    """``(sources, weights)`` of a sum that column ``b`` equals on every row, or None.
+
+    Parameters
+    ----------
+    X : DataFrame
+    b : column
+    domain : dict
+        The draft so far: sources are drafted numbers (``"values"`` or
+        ``"bounds"``), not derived columns.
+    isna : dict
+        Column -> its missing mask.
+    divisors : sequence of int
+        The weights ``w`` tried in ``w * a + c``.
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> X = pd.DataFrame({"p": [10.25, 3.5, 0.0, 7.0], "i": [1.0, 0.25, 2.5, 0.0],
+    ...                   "f": [0.0, 0.0, 0.5, 1.25]})
+    >>> X["total"] = X["p"] + X["i"] + X["f"]
+    >>> domain = {c: {"bounds": [0, 20]} for c in X}
+    >>> sum_of(X, "total", domain, {c: X[c].isna().to_numpy() for c in X}, (10, 100))
+    (['p', 'i', 'f'], [1, 1, 1])
+    """
+    y = _numbers(X[b])
+    if y is None:
+        return None
+    candidates = {c: _numbers(X[c]) for c in X.columns
+                  if c != b and "derived" not in domain[c] and ("values" in domain[c]
+                                                               or "bounds" in domain[c])}
+    candidates = {c: v for c, v in candidates.items() if v is not None}
+    head = slice(0, min(len(y), HEAD_ROWS))  # a quick look first: then all rows
+    for a, x in candidates.items():
+        for c, z in candidates.items():
+            if c == a or not np.array_equal(isna[b], isna[a] | isna[c]):
+                continue
+            for w in divisors:
+                if (np.array_equal(w * x[head] + z[head], y[head], equal_nan=True)
+                        and np.array_equal(w * x + z, y, equal_nan=True)):
+                    return [a, c], [w, 1]
+    return _total_of(y, candidates, isna[b], head)
+
+
+def _total_of(y, candidates, missing, head):
+    """Two or three candidates whose plain sum is ``y`` to half the coarsest last decimal
+    among them and ``y`` (a total kept in cents beside parts in cents, or in full)."""
+    present = ~missing
+    if not present.any():
+        return None
+    slack = 1e-9 * max(1.0, float(np.max(np.abs(y[present]))))
+    tolerance = 0.5 * last_decimal(y) + slack
+    # a source equal to the total is no part of one, nor a column of zeros (a smaller
+    # total found first covers any total holding one)
+    parts = {c: v for c, v in candidates.items()
+             if np.any(np.nan_to_num(v) != 0)
+             and not np.allclose(v[present], y[present], atol=tolerance, rtol=0)}
+    names = list(parts)
+    decimals = {c: last_decimal(v) for c, v in parts.items()}
+    for size in (2, 3):
+        for combo in itertools.combinations(names, size):
+            if not np.array_equal(missing, np.logical_or.reduce(
+                    [np.isnan(parts[c]) for c in combo])):
+                continue
+            within = max(tolerance, 0.5 * max(decimals[c] for c in combo) + slack)
+            total = sum(parts[c][head] for c in combo)
+            if not np.all(np.abs(total - y[head])[present[head]] <= within):
+                continue
+            total = sum(parts[c] for c in combo)
+            if np.all(np.abs(total - y)[present] <= within):
+                return list(combo), [1] * size
+    return None
