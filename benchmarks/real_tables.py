@@ -107,6 +107,8 @@ RULES = {
             {e: i + 1 for i, e in enumerate(_ADULT_EDUCATION)}) == d["education-num"],
         "husband is male": lambda d: ~((d["relationship"] == "Husband") & (d["sex"] == "Female")),
         "wife is female": lambda d: ~((d["relationship"] == "Wife") & (d["sex"] == "Male")),
+        "occupation ? exactly when workclass ? or Never-worked": lambda d: (
+            (d["occupation"] == "?") == d["workclass"].isin(["?", "Never-worked"])),
     },
     "gssvocab": {
         "age in ageGroup": lambda d: _in_band(d["age"], _GSS_AGE, d["ageGroup"]),

@@ -23,7 +23,7 @@ from ._table import as_frame, check_not_empty
 from .counts import DaskCounts, RecordCounts, is_dask_frame, schema
 from .exceptions import SolverWarning
 from .numbers import measure_numbers, plan_numbers, refine_coder
-from .order_rules import rule_block, sample_keeping_rules
+from .order_rules import rule_block, rules_kept, sample_keeping_rules
 from .privacy import PrivacyLedger, epsilon_to_rho
 from .solvers import ORACLE_NAMES, get_oracle, open_session
 from .workload import QueryWorkload
@@ -303,10 +303,11 @@ class BaseSynthesizer(BaseEstimator):
         Rows are the fitted records, each repeated in proportion to its weight
         (rounded up or down at random, see ``allocate_counts``), shuffled and
         decoded into the columns, dtypes and categories of ``X``. Numeric
-        columns get values drawn uniformly within their bin. With order
-        rules declared (``at_most`` of the workload), the rows are drawn from
-        a pool of the model's rows that keep them, re-weighted to the
-        model's 1-way shares (:mod:`sklearn_privsyn.order_rules`).
+        columns get values drawn uniformly within their bin. With rules
+        declared (``at_most`` or ``exactly_when`` of the workload) that some
+        of these rows break, the rows are drawn instead from a pool of the
+        model's rows that keep them, re-weighted to the model's 1-way shares
+        (:mod:`sklearn_privsyn.order_rules`).
 
         Parameters
         ----------
@@ -327,8 +328,12 @@ class BaseSynthesizer(BaseEstimator):
         if n_samples < 1:
             raise ValueError(f"n_samples must be at least 1; got {n_samples}")
         rng = make_generator(self.random_state if random_state is None else random_state)
-        rules = getattr(self.workload_, "order_rules_", ())
-        if rules:  # public order rules: rows kept from a pool, re-weighted to the model's shares
+        rules = (getattr(self.workload_, "order_rules_", ())
+                 + getattr(self.workload_, "value_rules_", ()))
+        frame = self._draw_rows(int(n_samples), rng)[1]
+        if rules and not rules_kept(rules, frame).all():
+            # public rules the model's rows break: rows kept from a pool, re-weighted to the
+            # model's shares (where they all keep them, the rows are the model's own)
             block = None
             if self._draws_columns_independently():
                 columns = list(self.workload_.columns_)
@@ -337,8 +342,6 @@ class BaseSynthesizer(BaseEstimator):
             sizes = self.workload_.layout_.block_sizes
             frame = sample_keeping_rules(self._draw_rows, rules, sizes, int(n_samples), rng,
                                          block=block)
-        else:
-            frame = self._draw_rows(int(n_samples), rng)[1]
         if self.input_was_frame_:
             return frame
         return frame.to_numpy()

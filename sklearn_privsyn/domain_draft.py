@@ -58,7 +58,9 @@ The rules, applied column by column:
   (with its year, when a listed year column decides February 29), so that
   the synthetic days exist in their months;
 * a number never above another and often tied with it gets ``"at_most"`` (years at a
-  company, years worked: :func:`~sklearn_privsyn.order_rules.draft_at_most`).
+  company, years worked: :func:`~sklearn_privsyn.order_rules.draft_at_most`); a listed value
+  held exactly when another column holds one of a few, ``"exactly_when"``
+  (:func:`~sklearn_privsyn.value_rules.draft_exactly_when`).
 """
 
 from __future__ import annotations
@@ -152,6 +154,7 @@ def draft_domain(X, *, max_categories=DEFAULT_MAX_CATEGORIES, bins=DEFAULT_BINS,
     import pandas as pd
 
     from .order_rules import draft_at_most
+    from .value_rules import draft_exactly_when
 
     if not isinstance(X, pd.DataFrame):
         raise TypeError(f"X must be a DataFrame; got {type(X).__name__}.")
@@ -172,6 +175,7 @@ def draft_domain(X, *, max_categories=DEFAULT_MAX_CATEGORIES, bins=DEFAULT_BINS,
     _draft_cuts(X, domain)
     _draft_calendar(X, domain)
     draft_at_most(X, domain, MARK)
+    draft_exactly_when(X, domain, MARK)
     if read:
         warnings.warn(
             f"The drafted domain of columns {read} was read from the data: it is not "

@@ -30,6 +30,9 @@ An object entry may also say
 * ``"at_most": bound`` (or a list) on a number: it never exceeds the column
   ``bound`` names, maybe plus or minus a number (``"Age - 18"``); the
   synthetic rows keep it (:mod:`sklearn_privsyn.order_rules`);
+* ``"exactly_when": {"value": v, "column": other, "values": [w, ...]}``: the
+  column holds ``v`` exactly when ``other`` holds one of the ``w``; the
+  synthetic rows keep it (:mod:`sklearn_privsyn.value_rules`);
 * ``"missing": true``: the column may hold missing values (empty cells); it
   gets a missing code, and synthetic rows may miss it. Columns without it
   may not;
@@ -66,9 +69,10 @@ __all__ = [
 # An object entry has exactly one of these keys, which sets its kind ...
 _KINDS = ("size", "values", "bounds", "derived")
 # ... and may add these (besides MARK and "missing").
-_EXTRA_KEYS = {"size": ("at_most",), "values": ("other", "day_of", "at_most"),
-               "bounds": ("bins", "points", "step", "cuts", "clock", "day_of", "at_most"),
-               "derived": ("at_most",)}
+_RULES = ("at_most", "exactly_when")
+_EXTRA_KEYS = {"size": _RULES, "values": ("other", "day_of", *_RULES),
+               "bounds": ("bins", "points", "step", "cuts", "clock", "day_of", *_RULES),
+               "derived": _RULES}
 
 
 def read_domain(path):
@@ -252,8 +256,8 @@ def parse_domain(raw, source="the domain"):
         ``"columns"`` (the entries' order), ``"domain"`` (sizes and lists of
         values), ``"bounds"``, ``"bins"``, ``"points"``, ``"steps"``, ``"cuts"``
         and ``"clocks"`` (binned numbers), ``"days_of_month"``, ``"derived"``
-        (column -> its declaration), ``"at_most"`` (column -> its order
-        rules), ``"missing"``
+        (column -> its declaration), ``"at_most"`` and ``"exactly_when"``
+        (column -> its rules), ``"missing"``
         (the columns declared missable), ``"other"`` (column -> its catch-all
         value) and ``"read_from_data"`` (the marked columns).
 
@@ -278,7 +282,8 @@ def parse_domain(raw, source="the domain"):
         )
     params = {"columns": list(raw), "domain": {}, "bounds": {}, "bins": {}, "points": {},
               "steps": {}, "cuts": {}, "clocks": [], "days_of_month": {}, "derived": {},
-              "at_most": {}, "missing": [], "other": {}, "read_from_data": []}
+              "at_most": {}, "exactly_when": {}, "missing": [], "other": {},
+              "read_from_data": []}
     for col, spec in raw.items():
         where = f"{source}, column {col!r}"
         if isinstance(spec, bool) or not isinstance(spec, (int, list, dict)):
@@ -299,8 +304,9 @@ def parse_domain(raw, source="the domain"):
                 raise ValueError(f"{where}: \"day_of\" must be the month's column or [year, "
                                  f"month]; got {of!r}")
             params["days_of_month"][col] = of
-        if "at_most" in spec:
-            params["at_most"][col] = spec["at_most"]
+        for key in _RULES:
+            if key in spec:
+                params[key][col] = spec[key]
         if kind == "size":
             _check_size(where, spec["size"])
             params["domain"][col] = spec["size"]
@@ -330,10 +336,12 @@ def parse_domain(raw, source="the domain"):
                 params["clocks"].append(col)
     from .derived import parse_derived  # numpy: not at the command line's start
     from .order_rules import parse_at_most
+    from .value_rules import parse_exactly_when
 
     try:
         parse_derived(params["derived"], params["columns"])
         parse_at_most(params["at_most"], params["columns"])
+        parse_exactly_when(params["exactly_when"], params["columns"])
     except ValueError as exc:
         raise ValueError(f"{source}: {exc}") from None
     return params
@@ -370,6 +378,7 @@ def workload_kwargs(params):
         "derived": {col: _derived_kwargs(spec, params["domain"])
                     for col, spec in params.get("derived", {}).items()} or None,
         "at_most": dict(params.get("at_most", {})) or None,
+        "exactly_when": dict(params.get("exactly_when", {})) or None,
     }
 
 
@@ -432,7 +441,7 @@ def workload_params(domain):
         ``domain``, ``bounds``, ``bins``, ``handle_missing`` (the columns
         declared ``"missing"``, or ``"error"`` for none), ``other``,
         ``points``, ``steps``, ``cuts``, ``clocks``, ``days_of_month``,
-        ``derived`` and ``at_most``. Lists
+        ``derived``, ``at_most`` and ``exactly_when``. Lists
         of values that are not all numbers become text, as the command line
         reads a CSV file.
 

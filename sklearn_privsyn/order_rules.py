@@ -54,8 +54,8 @@ import pandas as pd
 from ._number_spec import float_values
 from ._sampling import allocate_counts
 
-__all__ = ["OrderRule", "capped_shares", "check_numeric", "draft_at_most", "parse_at_most", "rake",
-           "rule_block", "rules_kept", "sample_keeping_rules"]
+__all__ = ["OrderRule", "capped_shares", "check_numeric", "declarations", "draft_at_most",
+           "parse_at_most", "rake", "rule_block", "rules_kept", "sample_keeping_rules"]
 
 #: The pool holds up to this many kept rows for each row drawn (a larger pool keeps the
 #: re-weighted rows apart: fewer of the n rows are drawn twice), BLOCK_KEPT_PER_ROW for a
@@ -86,6 +86,16 @@ class OrderRule:
     column: object
     bound: object
     offset: float = 0.0
+
+    @property
+    def columns(self):
+        """The columns the rule reads."""
+        return (self.column, self.bound)
+
+    @property
+    def numbers(self):
+        """The numbers it compares (their values keep their shares when rows are kept)."""
+        return self.columns
 
     def __str__(self):
         if self.offset == 0:
@@ -145,22 +155,33 @@ def parse_at_most(spec, columns):
         Naming the column: not a column of the table, a bound that names no
         column, or a column bounded by itself.
     """
-    if spec is None:
-        return ()
-    if not isinstance(spec, Mapping):
-        raise ValueError(f"at_most must be a dict {{column: bound}}; got {type(spec).__name__}.")
-    columns = list(columns)
     rules = []
-    for col, bounds in spec.items():
-        where = f"at_most[{col!r}]"
-        if col not in columns:
-            raise ValueError(f"{where}: {col!r} is not a column of the table.")
-        for text in bounds if isinstance(bounds, (list, tuple)) else [bounds]:
-            bound, offset = _parse_bound(text, columns, where)
-            if bound == col:
-                raise ValueError(f"{where}: a column cannot be bounded by itself.")
-            rules.append(OrderRule(col, bound, offset))
+    for col, text, where in declarations(spec, columns, "at_most", "bound"):
+        bound, offset = _parse_bound(text, columns, where)
+        if bound == col:
+            raise ValueError(f"{where}: a column cannot be bounded by itself.")
+        rules.append(OrderRule(col, bound, offset))
     return tuple(rules)
+
+
+def declarations(spec, columns, name, what):
+    """``(column, one declaration, where)`` of ``{column: declaration or [declarations]}``.
+
+    ``name`` is the parameter (``"at_most"``), ``what`` one declaration in
+    words; ValueError when ``spec`` is no dict or names no column of ``columns``.
+    """
+    if spec is None:
+        return []
+    if not isinstance(spec, Mapping):
+        raise ValueError(f"{name} must be a dict {{column: {what}}}; got {type(spec).__name__}.")
+    out = []
+    for col, declared in spec.items():
+        where = f"{name}[{col!r}]"
+        if col not in list(columns):
+            raise ValueError(f"{where}: {col!r} is not a column of the table.")
+        out.extend((col, one, where)
+                   for one in (declared if isinstance(declared, (list, tuple)) else [declared]))
+    return out
 
 
 def check_numeric(rules, frame):
@@ -240,7 +261,7 @@ def rule_block(rules, derived):
     >>> rule_block((OrderRule("a", "b"),), {})
     ('a', 'b')
     """
-    block = list(dict.fromkeys(c for r in rules for c in (r.column, r.bound)))
+    block = list(dict.fromkeys(c for r in rules for c in r.columns))
     while True:
         more = [c for name, d in derived.items() for c in (*d.sources, name)
                 if (name in block or set(d.sources) & set(block)) and c not in block]
@@ -262,7 +283,9 @@ def sample_keeping_rules(draw, rules, sizes, n_samples, rng, *, block=None):
     draw : callable
         ``draw(m, rng) -> (codes, frame)``: ``m`` rows of the fitted model, as
         codes of its modelled columns and as decoded rows.
-    rules : tuple of OrderRule
+    rules : tuple of OrderRule or ValueRule
+        Each with ``kept(frame)``, ``columns`` and ``numbers`` (the numbers
+        whose values keep their shares).
     sizes : sequence of int
         Number of codes of each modelled column.
     n_samples : int
@@ -291,7 +314,7 @@ def sample_keeping_rules(draw, rules, sizes, n_samples, rng, *, block=None):
         When no row of the model keeps the rules.
     """
     batch = max(n_samples, MIN_BATCH)
-    numbers = list(dict.fromkeys(c for r in rules for c in (r.column, r.bound)))
+    numbers = list(dict.fromkeys(c for r in rules for c in r.numbers))
     coded = range(len(sizes)) if block is None else [i for _, i in block if i is not None]
     keep = None if block is None else [c for c, _ in block]
     wanted = (POOL_KEPT_PER_ROW if block is None else BLOCK_KEPT_PER_ROW) * n_samples
@@ -301,17 +324,18 @@ def sample_keeping_rules(draw, rules, sizes, n_samples, rng, *, block=None):
         c, f = draw(batch, rng)
         k = rules_kept(rules, f)
         codes.append(c[:, coded])
-        values.append(np.column_stack([float_values(f[col]) for col in numbers]))
+        values.append(np.column_stack([float_values(f[col]) for col in numbers])
+                      if numbers else np.zeros((len(f), 0)))
         kept.append(k)
         frames.append(f[k] if keep is None else f.loc[k, keep])
     kept = np.concatenate(kept)
     if not kept.any():
-        raise ValueError(f"No row drawn from the fitted model keeps the declared at_most rules "
+        raise ValueError(f"No row drawn from the fitted model keeps the declared rules "
                          f"({', '.join(str(r) for r in rules)}) in {len(kept):,} draws: check "
                          "that they can hold together within the columns' bounds.")
     if block is None and kept.sum() < n_samples:
         warnings.warn(f"Only {kept.mean():.2%} of the rows drawn from the fitted model keep the "
-                      f"declared at_most rules: {int(kept.sum()):,} kept rows give "
+                      f"declared rules: {int(kept.sum()):,} kept rows give "
                       f"{n_samples:,}, some of them repeated.", UserWarning, stacklevel=3)
     groups = np.column_stack([np.concatenate(codes)] + [
         _fine_groups(v) for v in np.concatenate(values).T])

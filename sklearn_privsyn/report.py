@@ -215,15 +215,15 @@ def _workload_section(workload, real, synthetic, n_worst):
 
 
 def _rules_table(workload, real, synthetic):
-    """The declared order rules and the share of rows keeping each (empty without any)."""
-    rules = getattr(workload, "order_rules_", ())
+    """The declared rules and the share of rows keeping each (empty without any)."""
+    rules = getattr(workload, "order_rules_", ()) + getattr(workload, "value_rules_", ())
     if not rules:
         return ""
     shares = pd.DataFrame(
         {"synthetic rows keeping it": [float(r.kept(synthetic).mean()) for r in rules],
          "real rows keeping it": [float(r.kept(real).mean()) for r in rules]},
-        index=pd.Index([str(r) for r in rules], name="declared order rule (at_most)"))
-    return "<h3>The declared order rules</h3>" + _table(shares)
+        index=pd.Index([str(r) for r in rules], name="declared rule (at_most, exactly_when)"))
+    return "<h3>The declared rules</h3>" + _table(shares)
 
 
 def _plausibility_section(workload, real, synthetic, n_worst):

@@ -161,6 +161,12 @@ class QueryWorkload(BaseTableEncoding):
         minus a number (``"Age - 18"``), or a list of these: order rules
         that every estimator's ``sample`` keeps
         (:mod:`sklearn_privsyn.order_rules`). Public knowledge, no budget.
+    exactly_when : dict, default=None
+        Column -> ``{"value": v, "column": other, "values": [w, ...]}`` (or a
+        list of these): the column holds ``v`` exactly when ``other`` holds
+        one of the ``w`` (an occupation not known exactly when there is no
+        work), kept by every estimator's ``sample``
+        (:mod:`sklearn_privsyn.value_rules`). Public knowledge, no budget.
     random_state : int, RandomState instance or None, default=None
         Seed of the random choice of marginals.
 
@@ -180,6 +186,8 @@ class QueryWorkload(BaseTableEncoding):
         Derived column -> its :class:`~sklearn_privsyn.derived.DerivedColumn`.
     order_rules_ : tuple of OrderRule
         The declared order rules (:class:`~sklearn_privsyn.order_rules.OrderRule`).
+    value_rules_ : tuple of ValueRule
+        The declared value rules (:class:`~sklearn_privsyn.value_rules.ValueRule`).
     days_of_month_ : tuple of DayOfMonth
         The declared days of the month (:class:`~sklearn_privsyn.dates.DayOfMonth`).
     domain_sizes_ : dict
@@ -254,6 +262,7 @@ class QueryWorkload(BaseTableEncoding):
         "days_of_month": [dict, None],
         "derived": [dict, None],
         "at_most": [dict, None],
+        "exactly_when": [dict, None],
         "random_state": ["random_state"],
     }
 
@@ -277,6 +286,7 @@ class QueryWorkload(BaseTableEncoding):
         days_of_month=None,
         derived=None,
         at_most=None,
+        exactly_when=None,
         random_state=None,
     ):
         self.domain = domain
@@ -296,6 +306,7 @@ class QueryWorkload(BaseTableEncoding):
         self.days_of_month = days_of_month
         self.derived = derived
         self.at_most = at_most
+        self.exactly_when = exactly_when
         self.random_state = random_state
 
     def fit(self, X, y=None):

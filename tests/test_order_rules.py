@@ -210,7 +210,7 @@ def test_rules_no_row_can_keep_raise_a_clear_error():
     est = AdaptiveProjection(epsilon=1.0, workload=careers_workload(
         at_most={"worked": "age - 100"}), random_state=0).fit(X)
     with pytest.raises(ValueError, match="No row drawn from the fitted model keeps the "
-                                         r"declared at_most rules \(worked <= age - 100\)"):
+                                         r"declared rules \(worked <= age - 100\)"):
         est.sample(10)
 
 
@@ -260,7 +260,7 @@ def test_the_command_line_keeps_a_domain_files_rules(tmp_path):
 def test_the_command_line_drafts_order_rules_and_says_so(tmp_path, capsys):
     careers(2000).to_csv(tmp_path / "d.csv", index=False)
     assert main(["domain", str(tmp_path / "d.csv"), "-o", str(tmp_path / "d.json")]) == 0
-    assert "order rules the synthetic rows keep: at_company <= worked, in_role <= at_company" \
+    assert "rules the synthetic rows keep: at_company <= worked, in_role <= at_company" \
         in capsys.readouterr().err
     drafted = json.loads((tmp_path / "d.json").read_text())
     assert drafted["in_role"]["at_most"] == "at_company"

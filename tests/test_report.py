@@ -121,18 +121,23 @@ def test_report_plausibility_shows_impossible_pairs_beside_the_real_halves():
     assert "<td>sex / role</td>" in page or "<th>sex / role</th>" in page
     clean = quality_report(real, real, workload=workload)
     assert "No synthetic row holds a pair of values that no real row holds" in clean
-    assert "declared order rule" not in page
+    assert "declared rule" not in page
 
 
-def test_report_plausibility_lists_the_declared_order_rules():
+def test_report_plausibility_lists_the_declared_rules():
     real = pd.DataFrame({"worked": [5, 9, 20, 3] * 25, "at_company": [5, 2, 20, 1] * 25})
     synthetic = real.assign(at_company=[9, 2, 20, 1] * 25)  # a quarter breaks the rule
-    workload = QueryWorkload(bounds={"worked": (0, 40), "at_company": (0, 40)}, k=2,
-                             at_most={"at_company": "worked"})
+    real["work"], synthetic["work"] = ["job", "none", "job", "job"] * 25, "job"
+    workload = QueryWorkload(bounds={"worked": (0, 40), "at_company": (0, 40)},
+                             domain={"work": ["job", "none"]}, k=2,
+                             at_most={"at_company": "worked"},
+                             exactly_when={"worked": {"value": 9, "column": "work",
+                                                      "values": ["none"]}})
     page = quality_report(real, synthetic, workload=workload)
-    assert "declared order rule (at_most)" in page
+    assert "declared rule (at_most, exactly_when)" in page
     assert ">at_company &lt;= worked</t" in page
     assert "<td>0.75</td>" in page and "<td>1</td>" in page
+    assert "worked == 9 exactly when work in [&#x27;none&#x27;]" in page
 
 
 def test_report_without_privacy_says_so_and_a_ledger_is_converted(tables):

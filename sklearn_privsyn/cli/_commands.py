@@ -375,8 +375,11 @@ def cmd_domain(args):
         read_as.append(f"days of their months: {', '.join(days)}")
     rules = [f"{col} <= {bound}" for col, entry in draft.items()
              for bound in _as_list(entry.get("at_most", []))]
+    rules += [f"{col} == {entry['exactly_when']['value']!r} exactly when "
+              f"{entry['exactly_when']['column']} in {entry['exactly_when']['values']!r}"
+              for col, entry in draft.items() if isinstance(entry.get("exactly_when"), dict)]
     if rules:
-        read_as.append(f"order rules the synthetic rows keep: {', '.join(rules)}")
+        read_as.append(f"rules the synthetic rows keep: {', '.join(rules)}")
     if read_as:
         _note(args, f"read as {'; '.join(read_as)}; check them against the table's "
                     "documentation")

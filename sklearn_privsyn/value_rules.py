@@ -1,0 +1,167 @@
+"""Value rules: a column holds one value exactly when another holds one of a few.
+
+Raw Adult's occupation is ``"?"`` (not known) exactly when its workclass is
+``"?"`` or ``"Never-worked"``: a person with no work has no occupation. A
+model that does not measure that pair draws the two apart (at ``epsilon =
+0.1`` the pair is never measured, and 13% of the synthetic rows held a
+private-sector worker with no occupation, or an occupation with no
+workclass). Declared (``exactly_when=`` in
+:class:`~sklearn_privsyn.QueryWorkload`, ``"exactly_when"`` in a domain
+file), every estimator's ``sample(n)`` keeps it the way it keeps order rules
+(:mod:`sklearn_privsyn.order_rules`): rows of the model kept where the rule
+holds, re-weighted to the model's own 1-way shares. Public knowledge, no
+budget.
+
+A declaration is ``{column: {"value": v, "column": other, "values": [w, ...]}}``
+(or a list of such): ``column == v`` exactly when ``other`` is one of the
+``w``.
+
+Examples
+--------
+>>> import pandas as pd
+>>> from sklearn_privsyn.value_rules import parse_exactly_when
+>>> rules = parse_exactly_when(
+...     {"occupation": {"value": "?", "column": "workclass", "values": ["?", "Never-worked"]}},
+...     ["workclass", "occupation"])
+>>> str(rules[0])
+"occupation == '?' exactly when workclass in ['?', 'Never-worked']"
+>>> rows = pd.DataFrame({"workclass": ["?", "Private", "Private", "Never-worked"],
+...                      "occupation": ["?", "?", "Sales", "Sales"]})
+>>> rules[0].kept(rows).tolist()
+[True, False, True, False]
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+import numpy as np
+
+from .order_rules import declarations
+
+__all__ = ["ValueRule", "check_declared_values", "draft_exactly_when", "parse_exactly_when"]
+
+#: draft_exactly_when drafts a rule only for a value held by at least this share of the
+#: rows, and with each of the other column's values held by at least MIN_VALUE_ROWS rows
+#: (a rare value alone beside ``v`` by chance would be a rule of chance).
+MIN_VALUE_SHARE = 0.01
+MIN_VALUE_ROWS = 5
+#: ... and with at most this many values of the other column.
+MAX_GIVEN_VALUES = 3
+
+
+@dataclass(frozen=True)
+class ValueRule:
+    """``column == value`` exactly when ``given`` is one of ``values``."""
+
+    column: object
+    value: object
+    given: object
+    values: tuple
+
+    @property
+    def columns(self):
+        """The columns the rule reads."""
+        return (self.column, self.given)
+
+    #: No number whose values must keep their shares (see order_rules.sample_keeping_rules).
+    numbers = ()
+
+    def __str__(self):
+        return (f"{self.column} == {self.value!r} exactly when {self.given} in "
+                f"{list(self.values)!r}")
+
+    def kept(self, frame):
+        """Whether each row of ``frame`` keeps the rule."""
+        left = frame[self.column].isin([self.value]).to_numpy()
+        right = frame[self.given].isin(list(self.values)).to_numpy()
+        return left == right
+
+
+def parse_exactly_when(spec, columns):
+    """The declared rules (``{column: {"value": v, "column": c, "values": [...]}}``).
+
+    Raises ``ValueError`` naming the column: not a column of the table, a
+    declaration without its three keys, or a column ruled by itself.
+    """
+    rules = []
+    for col, rule, where in declarations(spec, columns, "exactly_when", "rule"):
+        if not isinstance(rule, Mapping) or set(rule) != {"value", "column", "values"}:
+            raise ValueError(f"{where} must be {{\"value\": v, \"column\": other, "
+                             f"\"values\": [...]}}; got {rule!r}.")
+        given, values = rule["column"], rule["values"]
+        if given not in list(columns):
+            raise ValueError(f"{where}: {given!r} is not a column of the table.")
+        if given == col:
+            raise ValueError(f"{where}: a column cannot be ruled by itself.")
+        if not isinstance(values, (list, tuple)) or not values:
+            raise ValueError(f"{where}: \"values\" must be a non-empty list; got {values!r}.")
+        rules.append(ValueRule(col, rule["value"], given, tuple(values)))
+    return tuple(rules)
+
+
+def check_declared_values(rules, categories):
+    """ValueError naming the column when a rule's value is not among a listed column's values.
+
+    ``categories``: column -> its listed values (the workload's ``categories_``);
+    columns not listed are not checked.
+    """
+    for rule in rules:
+        for col, values in ((rule.column, [rule.value]), (rule.given, rule.values)):
+            if col in categories:
+                known = set(np.asarray(categories[col], dtype=object).tolist())
+                unknown = [v for v in values if v not in known]
+                if unknown:
+                    raise ValueError(f"exactly_when[{rule.column!r}]: {unknown!r} not among "
+                                     f"the values of column {col!r}.")
+
+
+def draft_exactly_when(X, domain, mark):
+    """Add ``"exactly_when"`` (marked ``mark``) where the data show such a rule.
+
+    For listed columns ``b`` and ``a`` of the draft (not derived): ``b == v``
+    exactly when ``a`` is in ``S``, on every row, where ``v`` holds at least
+    ``MIN_VALUE_SHARE`` of the rows, ``S`` is at most ``MAX_GIVEN_VALUES``
+    values of ``a`` (not all of them) each held by at least
+    ``MIN_VALUE_ROWS`` rows, and ``b`` is not already a function of ``a``
+    (a derived column). Read from the data: not covered by the privacy
+    guarantee until reviewed.
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> X = pd.DataFrame({"work": ["?"] * 6 + ["none"] * 5 + ["job"] * 40 + ["own"] * 49,
+    ...                   "occupation": ["?"] * 11 + ["sales", "tech"] * 44 + ["tech"]})
+    >>> domain = {c: {"values": sorted(set(X[c]))} for c in X}
+    >>> draft_exactly_when(X, domain, "read_from_data")
+    >>> domain["occupation"]["exactly_when"]
+    {'value': '?', 'column': 'work', 'values': ['?', 'none']}
+    """
+    listed = [c for c, e in domain.items() if "values" in e]
+    for b, a in itertools.permutations(listed, 2):
+        if "exactly_when" in domain[b]:
+            continue
+        left, right = X[b], X[a]
+        present = left.notna() & right.notna()
+        if present.sum() < len(X) or X[a].nunique() <= MAX_GIVEN_VALUES:
+            continue
+        counts = right.value_counts()
+        for v, share in left.value_counts(normalize=True).items():
+            if share < MIN_VALUE_SHARE:
+                break
+            given = set(right[left == v])
+            if len(given) > MAX_GIVEN_VALUES or any(counts[w] < MIN_VALUE_ROWS for w in given):
+                continue
+            if not (left[right.isin(list(given))] == v).all():
+                continue
+            domain[b].update({"exactly_when": {
+                "value": _plain(v), "column": a,
+                "values": sorted((_plain(w) for w in given), key=str)}, mark: True})
+            break
+
+
+def _plain(value):
+    """A numpy scalar as the JSON value it is."""
+    return value.item() if isinstance(value, np.generic) else value
