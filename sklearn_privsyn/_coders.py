@@ -34,15 +34,16 @@ from ._number_spec import (
 from ._random import uniform
 from .clock import check_clock_values, clock_spec_in_minutes, minutes_to_hhmm
 
-__all__ = ["BinnedCoder", "CategoryCoder", "CodeCoder", "ColumnCoder", "make_coder",
-           "series_of_dtype"]
+__all__ = ["BinnedCoder", "CategoryCoder", "CodeCoder", "ColumnCoder", "is_number_dtype",
+           "make_coder", "series_of_dtype"]
 
 
 def _is_integer_dtype(dtype):
     return pd.api.types.is_integer_dtype(dtype) and not pd.api.types.is_bool_dtype(dtype)
 
 
-def _is_numeric_dtype(dtype):
+def is_number_dtype(dtype):
+    """Whether ``dtype`` holds numbers: numeric, not boolean (nor categorical)."""
     return pd.api.types.is_numeric_dtype(dtype) and not pd.api.types.is_bool_dtype(dtype)
 
 
@@ -183,7 +184,7 @@ class CategoryCoder(ColumnCoder):
                    other=other_code)
 
     def _encode_values(self, series, isna):
-        if _is_numeric_dtype(series.dtype):  # an infinity is an error, not a category
+        if is_number_dtype(series.dtype):  # an infinity is an error, not a category
             _check_finite(self.name, series.to_numpy(dtype=float, na_value=np.nan))
         codes = pd.Index(self.categories, dtype=object).get_indexer(series.to_numpy(dtype=object))
         bad = (codes < 0) & ~isna
@@ -521,7 +522,7 @@ def make_coder(name, series, *, domain, bounds, bins, default_bins, missing, cli
         )
     in_bins = name in bins
     binned = name in bounds or in_bins or (
-        _is_numeric_dtype(dtype) and not _is_integer_dtype(dtype) and name not in domain)
+        is_number_dtype(dtype) and not _is_integer_dtype(dtype) and name not in domain)
     if clock and name in domain:
         raise ValueError(
             f"clocks names column {name!r}, which is in domain: a clock is a binned number; "
@@ -549,7 +550,7 @@ def make_coder(name, series, *, domain, bounds, bins, default_bins, missing, cli
                     f"domain[{name!r}] = {spec} must be a positive domain size "
                     "(codes 0..size-1) or a list of values."
                 )
-            if not _is_numeric_dtype(dtype):
+            if not is_number_dtype(dtype):
                 raise ValueError(
                     f"domain[{name!r}] = {spec} (integer codes) needs a numeric column, "
                     f"but column {name!r} has dtype {dtype}; give a list of values instead."
@@ -564,7 +565,7 @@ def make_coder(name, series, *, domain, bounds, bins, default_bins, missing, cli
         return CategoryCoder.from_values(name, values, dtype, missing, "domain", other), None
 
     if binned:
-        if not _is_numeric_dtype(dtype):
+        if not is_number_dtype(dtype):
             where = "bounds" if name in bounds else "bins" if in_bins else "clocks"
             raise ValueError(
                 f"Column {name!r} has dtype {dtype} but is binned as numeric "

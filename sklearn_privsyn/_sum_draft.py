@@ -13,7 +13,9 @@ source is. Read from the data, like the rest of a draft.
 import itertools
 
 import numpy as np
-import pandas as pd
+
+from ._coders import is_number_dtype
+from ._number_spec import float_values
 
 __all__ = ["MAX_DECIMALS", "last_decimal", "sum_of"]
 
@@ -24,10 +26,7 @@ HEAD_ROWS = 1000
 
 
 def _numbers(series):
-    if not pd.api.types.is_numeric_dtype(series.dtype) or pd.api.types.is_bool_dtype(
-            series.dtype) or isinstance(series.dtype, pd.CategoricalDtype):
-        return None
-    return series.to_numpy(dtype=float, na_value=np.nan)
+    return float_values(series) if is_number_dtype(series.dtype) else None
 
 
 def last_decimal(values):

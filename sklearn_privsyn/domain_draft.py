@@ -536,6 +536,7 @@ def _function_of(a, b, a_entry, b_entry):
     import numpy as np
     import pandas as pd
 
+    from ._coders import is_number_dtype
     from .derived import FUNCTIONS
 
     if "values" in a_entry:
@@ -546,10 +547,7 @@ def _function_of(a, b, a_entry, b_entry):
         order = sorted(range(len(keys)), key=lambda i: [str(k) for k in a_entry["values"]]
                        .index(str(keys[i])))
         return {"map": [[keys[i], values[i]] for i in order]}
-    numeric = all(pd.api.types.is_numeric_dtype(v.dtype)
-                  and not pd.api.types.is_bool_dtype(v.dtype)
-                  and not isinstance(v.dtype, pd.CategoricalDtype) for v in (a, b))
-    if numeric:
+    if all(is_number_dtype(v.dtype) for v in (a, b)):
         x, y = pd.to_numeric(a).to_numpy(dtype=float), pd.to_numeric(b).to_numpy(dtype=float)
         # a quotient only where the source's bins can follow each change (its cuts); never a
         # remainder, resting on the source's noisiest, value-by-value measurement (flights'

@@ -51,6 +51,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
+from ._coders import is_number_dtype
 from ._number_spec import float_values
 from ._sampling import allocate_counts
 
@@ -187,9 +188,9 @@ def declarations(spec, columns, name, what):
 def check_numeric(rules, frame):
     """ValueError naming a rule's column that is not numeric in ``frame`` (dtypes only)."""
     for rule in rules:
-        for col in (rule.column, rule.bound):
+        for col in rule.columns:
             dtype = frame[col].dtype
-            if not pd.api.types.is_numeric_dtype(dtype) or pd.api.types.is_bool_dtype(dtype):
+            if not is_number_dtype(dtype):
                 raise ValueError(f"at_most[{rule.column!r}]: column {col!r} is not a number "
                                  f"(dtype {dtype}); order rules compare numbers.")
 
@@ -323,7 +324,7 @@ def sample_keeping_rules(draw, rules, sizes, n_samples, rng, *, block=None):
            and len(codes) < MAX_BATCHES and len(codes) * batch < MAX_POOL_ROWS):
         c, f = draw(batch, rng)
         k = rules_kept(rules, f)
-        codes.append(c[:, coded])
+        codes.append(c if block is None else c[:, coded])
         values.append(np.column_stack([float_values(f[col]) for col in numbers])
                       if numbers else np.zeros((len(f), 0)))
         kept.append(k)

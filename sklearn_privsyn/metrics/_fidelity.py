@@ -25,6 +25,8 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
+from .._coders import is_number_dtype
+
 __all__ = [
     "DEFAULT_MAX_CATEGORIES",
     "FidelityReport",
@@ -38,10 +40,6 @@ __all__ = [
 #: at deciles for the TVDs, left out of the impossible pairs); the others are
 #: discrete. The same threshold as domain drafting's.
 DEFAULT_MAX_CATEGORIES = 20
-
-
-def _is_number_dtype(dtype):
-    return pd.api.types.is_numeric_dtype(dtype) and not pd.api.types.is_bool_dtype(dtype)
 
 
 def column_kinds(real, *, max_categories=DEFAULT_MAX_CATEGORIES):
@@ -68,7 +66,7 @@ def column_kinds(real, *, max_categories=DEFAULT_MAX_CATEGORIES):
     """
     return {
         col: "number"
-        if _is_number_dtype(real[col].dtype) and real[col].nunique(dropna=True) > max_categories
+        if is_number_dtype(real[col].dtype) and real[col].nunique(dropna=True) > max_categories
         else "discrete"
         for col in real.columns
     }
@@ -336,7 +334,7 @@ def fidelity_report(real, synthetic, *, max_categories=DEFAULT_MAX_CATEGORIES, r
          for a, b in pairs],
         index=pd.MultiIndex.from_tuples(pairs) if pairs else None, dtype=float,
     )
-    numeric = [c for c in columns if _is_number_dtype(real[c].dtype)]
+    numeric = [c for c in columns if is_number_dtype(real[c].dtype)]
     values = {c: (_numbers(real, c, "real"), _numbers(synthetic, c, "synthetic"))
               for c in numeric}
     ks = pd.Series({c: ks_distance(*values[c]) for c in numeric}, dtype=float)
