@@ -328,8 +328,7 @@ class BaseSynthesizer(BaseEstimator):
         if n_samples < 1:
             raise ValueError(f"n_samples must be at least 1; got {n_samples}")
         rng = make_generator(self.random_state if random_state is None else random_state)
-        rules = (getattr(self.workload_, "order_rules_", ())
-                 + getattr(self.workload_, "value_rules_", ()))
+        rules = self.workload_.rules_
         frame = self._draw_rows(int(n_samples), rng)[1]
         if rules and not rules_kept(rules, frame).all():
             # public rules the model's rows break: rows kept from a pool, re-weighted to the

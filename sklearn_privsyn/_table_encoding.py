@@ -105,6 +105,11 @@ class BaseTableEncoding(TransformerMixin, BaseEstimator):
 
         return X.shape[0] if n_rows is None else n_rows
 
+    @property
+    def rules_(self):
+        """Every declared rule the synthetic rows keep: the order rules, then the value rules."""
+        return self.order_rules_ + self.value_rules_
+
     def _set_encoder(self, encoder):
         self.encoder_ = encoder
         self.domain_sizes_ = encoder.domain_sizes

@@ -216,7 +216,7 @@ def _workload_section(workload, real, synthetic, n_worst):
 
 def _rules_table(workload, real, synthetic):
     """The declared rules and the share of rows keeping each (empty without any)."""
-    rules = getattr(workload, "order_rules_", ()) + getattr(workload, "value_rules_", ())
+    rules = workload.rules_
     if not rules:
         return ""
     shares = pd.DataFrame(

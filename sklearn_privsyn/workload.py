@@ -188,6 +188,8 @@ class QueryWorkload(BaseTableEncoding):
         The declared order rules (:class:`~sklearn_privsyn.order_rules.OrderRule`).
     value_rules_ : tuple of ValueRule
         The declared value rules (:class:`~sklearn_privsyn.value_rules.ValueRule`).
+    rules_ : tuple
+        ``order_rules_ + value_rules_``: every rule the synthetic rows keep.
     days_of_month_ : tuple of DayOfMonth
         The declared days of the month (:class:`~sklearn_privsyn.dates.DayOfMonth`).
     domain_sizes_ : dict

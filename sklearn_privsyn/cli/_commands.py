@@ -373,17 +373,25 @@ def cmd_domain(args):
         read_as.append(f"times of day written HHMM (clocks): {', '.join(clocks)}")
     if days:
         read_as.append(f"days of their months: {', '.join(days)}")
-    rules = [f"{col} <= {bound}" for col, entry in draft.items()
-             for bound in _as_list(entry.get("at_most", []))]
-    rules += [f"{col} == {entry['exactly_when']['value']!r} exactly when "
-              f"{entry['exactly_when']['column']} in {entry['exactly_when']['values']!r}"
-              for col, entry in draft.items() if isinstance(entry.get("exactly_when"), dict)]
+    rules = [str(rule) for rule in _drafted_rules(draft)]
     if rules:
         read_as.append(f"rules the synthetic rows keep: {', '.join(rules)}")
     if read_as:
         _note(args, f"read as {'; '.join(read_as)}; check them against the table's "
                     "documentation")
     return 0
+
+
+def _drafted_rules(draft):
+    """The order and value rules a drafted domain declares, as the workload parses them."""
+    from ..order_rules import parse_at_most
+    from ..value_rules import parse_exactly_when
+
+    def declared(key):
+        return {col: entry[key] for col, entry in draft.items() if key in entry}
+
+    return (parse_at_most(declared("at_most"), list(draft))
+            + parse_exactly_when(declared("exactly_when"), list(draft)))
 
 
 def _as_list(of):
