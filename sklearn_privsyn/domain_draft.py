@@ -60,7 +60,10 @@ The rules, applied column by column:
 * a number never above another and often tied with it gets ``"at_most"`` (years at a
   company, years worked: :func:`~sklearn_privsyn.order_rules.draft_at_most`); a listed value
   held exactly when another column holds one of a few, ``"exactly_when"``
-  (:func:`~sklearn_privsyn.value_rules.draft_exactly_when`).
+  (:func:`~sklearn_privsyn.value_rules.draft_exactly_when`); a listed value found only
+  beside a few values of another column, where the two independent would break that on
+  many rows, ``"only_when"`` (a job role and its department:
+  :func:`~sklearn_privsyn.value_rules.draft_only_when`).
 """
 
 from __future__ import annotations
@@ -154,7 +157,7 @@ def draft_domain(X, *, max_categories=DEFAULT_MAX_CATEGORIES, bins=DEFAULT_BINS,
     import pandas as pd
 
     from .order_rules import draft_at_most
-    from .value_rules import draft_exactly_when
+    from .value_rules import draft_exactly_when, draft_only_when
 
     if not isinstance(X, pd.DataFrame):
         raise TypeError(f"X must be a DataFrame; got {type(X).__name__}.")
@@ -176,6 +179,7 @@ def draft_domain(X, *, max_categories=DEFAULT_MAX_CATEGORIES, bins=DEFAULT_BINS,
     _draft_calendar(X, domain)
     draft_at_most(X, domain, MARK)
     draft_exactly_when(X, domain, MARK)
+    draft_only_when(X, domain, MARK)
     if read:
         warnings.warn(
             f"The drafted domain of columns {read} was read from the data: it is not "

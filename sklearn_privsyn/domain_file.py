@@ -33,6 +33,8 @@ An object entry may also say
 * ``"exactly_when": {"value": v, "column": other, "values": [w, ...]}``: the
   column holds ``v`` exactly when ``other`` holds one of the ``w``; the
   synthetic rows keep it (:mod:`sklearn_privsyn.value_rules`);
+* ``"only_when"``, the same shape (or a list): the column holds ``v`` only
+  when ``other`` holds one of the ``w``; kept the same way;
 * ``"missing": true``: the column may hold missing values (empty cells); it
   gets a missing code, and synthetic rows may miss it. Columns without it
   may not;
@@ -69,7 +71,7 @@ __all__ = [
 # An object entry has exactly one of these keys, which sets its kind ...
 _KINDS = ("size", "values", "bounds", "derived")
 # ... and may add these (besides MARK and "missing").
-_RULES = ("at_most", "exactly_when")
+_RULES = ("at_most", "exactly_when", "only_when")
 _EXTRA_KEYS = {"size": _RULES, "values": ("other", "day_of", *_RULES),
                "bounds": ("bins", "points", "step", "cuts", "clock", "day_of", *_RULES),
                "derived": _RULES}
@@ -256,8 +258,8 @@ def parse_domain(raw, source="the domain"):
         ``"columns"`` (the entries' order), ``"domain"`` (sizes and lists of
         values), ``"bounds"``, ``"bins"``, ``"points"``, ``"steps"``, ``"cuts"``
         and ``"clocks"`` (binned numbers), ``"days_of_month"``, ``"derived"``
-        (column -> its declaration), ``"at_most"`` and ``"exactly_when"``
-        (column -> its rules), ``"missing"``
+        (column -> its declaration), ``"at_most"``, ``"exactly_when"`` and
+        ``"only_when"`` (column -> its rules), ``"missing"``
         (the columns declared missable), ``"other"`` (column -> its catch-all
         value) and ``"read_from_data"`` (the marked columns).
 
@@ -282,7 +284,7 @@ def parse_domain(raw, source="the domain"):
         )
     params = {"columns": list(raw), "domain": {}, "bounds": {}, "bins": {}, "points": {},
               "steps": {}, "cuts": {}, "clocks": [], "days_of_month": {}, "derived": {},
-              "at_most": {}, "exactly_when": {}, "missing": [], "other": {},
+              "at_most": {}, "exactly_when": {}, "only_when": {}, "missing": [], "other": {},
               "read_from_data": []}
     for col, spec in raw.items():
         where = f"{source}, column {col!r}"
@@ -336,12 +338,13 @@ def parse_domain(raw, source="the domain"):
                 params["clocks"].append(col)
     from .derived import parse_derived  # numpy: not at the command line's start
     from .order_rules import parse_at_most
-    from .value_rules import parse_exactly_when
+    from .value_rules import parse_exactly_when, parse_only_when
 
     try:
         parse_derived(params["derived"], params["columns"])
         parse_at_most(params["at_most"], params["columns"])
         parse_exactly_when(params["exactly_when"], params["columns"])
+        parse_only_when(params["only_when"], params["columns"])
     except ValueError as exc:
         raise ValueError(f"{source}: {exc}") from None
     return params
@@ -379,6 +382,7 @@ def workload_kwargs(params):
                     for col, spec in params.get("derived", {}).items()} or None,
         "at_most": dict(params.get("at_most", {})) or None,
         "exactly_when": dict(params.get("exactly_when", {})) or None,
+        "only_when": dict(params.get("only_when", {})) or None,
     }
 
 
@@ -441,7 +445,7 @@ def workload_params(domain):
         ``domain``, ``bounds``, ``bins``, ``handle_missing`` (the columns
         declared ``"missing"``, or ``"error"`` for none), ``other``,
         ``points``, ``steps``, ``cuts``, ``clocks``, ``days_of_month``,
-        ``derived``, ``at_most`` and ``exactly_when``. Lists
+        ``derived``, ``at_most``, ``exactly_when`` and ``only_when``. Lists
         of values that are not all numbers become text, as the command line
         reads a CSV file.
 

@@ -71,7 +71,9 @@ MAX_POOL_ROWS = 2_000_000
 #: The numbers a rule compares keep their shares in up to this many quantile groups.
 FINE_GROUPS = 50
 #: Iterative proportional fitting stops when every column's shares are within this
-#: (total variation; far below the sampling error of any sample) or after RAKE_ITER sweeps.
+#: (total variation; far below the sampling error of any sample), when a sweep changes
+#: them by less than a tenth of that (targets the rules make unreachable: a plateau), or
+#: after RAKE_ITER sweeps.
 RAKE_TOL = 1e-3
 RAKE_ITER = 100
 #: draft_at_most drafts ``a <= b`` only when a == b != 0 on at least this share of the
@@ -210,7 +212,10 @@ def rake(codes, sizes, targets, *, tol=RAKE_TOL, max_iter=RAKE_ITER):
     column at a time has its target shares; the fixed point is the
     re-weighting closest to uniform in Kullback-Leibler divergence with those
     shares. A target cell no row holds cannot be met: the other cells are
-    matched, renormalised.
+    matched, renormalised. Targets the rows cannot meet together (rules that
+    tie two columns' values, with shares of the model that do not agree) stall
+    the sweeps short of ``tol``: they stop when a sweep gains less than a tenth
+    of it.
 
     Parameters
     ----------
@@ -233,6 +238,7 @@ def rake(codes, sizes, targets, *, tol=RAKE_TOL, max_iter=RAKE_ITER):
     """
     weights = np.full(len(codes), 1.0 / len(codes))
     columns = [np.ascontiguousarray(codes[:, a]) for a in range(len(sizes))]
+    before = np.inf
     for _ in range(max_iter):
         worst = 0.0
         for a, size in enumerate(sizes):
@@ -244,8 +250,9 @@ def rake(codes, sizes, targets, *, tol=RAKE_TOL, max_iter=RAKE_ITER):
             factor = np.divide(target, current, out=np.ones(size), where=held)
             weights = weights * factor[columns[a]]
             weights /= weights.sum()
-        if worst <= tol:
+        if worst <= tol or abs(before - worst) < tol / 10:
             break
+        before = worst
     return weights
 
 

@@ -167,6 +167,12 @@ class QueryWorkload(BaseTableEncoding):
         one of the ``w`` (an occupation not known exactly when there is no
         work), kept by every estimator's ``sample``
         (:mod:`sklearn_privsyn.value_rules`). Public knowledge, no budget.
+    only_when : dict, default=None
+        Column -> ``{"value": v, "column": other, "values": [w, ...]}`` (or a
+        list of these): the column holds ``v`` only when ``other`` holds one
+        of the ``w`` (a husband is married; a sales executive works in
+        sales), kept by every estimator's ``sample``. Public knowledge, no
+        budget.
     random_state : int, RandomState instance or None, default=None
         Seed of the random choice of marginals.
 
@@ -187,7 +193,8 @@ class QueryWorkload(BaseTableEncoding):
     order_rules_ : tuple of OrderRule
         The declared order rules (:class:`~sklearn_privsyn.order_rules.OrderRule`).
     value_rules_ : tuple of ValueRule
-        The declared value rules (:class:`~sklearn_privsyn.value_rules.ValueRule`).
+        The declared value rules (:class:`~sklearn_privsyn.value_rules.ValueRule`):
+        those of ``exactly_when``, then those of ``only_when``.
     rules_ : tuple
         ``order_rules_ + value_rules_``: every rule the synthetic rows keep.
     days_of_month_ : tuple of DayOfMonth
@@ -265,6 +272,7 @@ class QueryWorkload(BaseTableEncoding):
         "derived": [dict, None],
         "at_most": [dict, None],
         "exactly_when": [dict, None],
+        "only_when": [dict, None],
         "random_state": ["random_state"],
     }
 
@@ -289,6 +297,7 @@ class QueryWorkload(BaseTableEncoding):
         derived=None,
         at_most=None,
         exactly_when=None,
+        only_when=None,
         random_state=None,
     ):
         self.domain = domain
@@ -309,6 +318,7 @@ class QueryWorkload(BaseTableEncoding):
         self.derived = derived
         self.at_most = at_most
         self.exactly_when = exactly_when
+        self.only_when = only_when
         self.random_state = random_state
 
     def fit(self, X, y=None):

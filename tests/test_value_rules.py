@@ -15,7 +15,12 @@ import pytest
 from sklearn_privsyn import AdaptiveProjection, PrivacyLeakWarning, QueryWorkload
 from sklearn_privsyn.domain_draft import draft_domain
 from sklearn_privsyn.domain_file import parse_domain, workload_params
-from sklearn_privsyn.value_rules import ValueRule, parse_exactly_when
+from sklearn_privsyn.value_rules import (
+    ValueRule,
+    draft_only_when,
+    parse_exactly_when,
+    parse_only_when,
+)
 
 RULE = {"occupation": {"value": "?", "column": "work", "values": ["?", "none"]}}
 
@@ -67,13 +72,16 @@ def test_a_value_outside_the_domain_is_refused_naming_the_column():
         wl.fit(jobs(200))
 
 
+def fit_without_and_with(X, workload, **rules):
+    """The 1-way fit (eps 0.05) without and with the rules, and 4,000 rows of each."""
+    plain = AdaptiveProjection(epsilon=0.05, workload=workload(), random_state=0).fit(X)
+    ruled = AdaptiveProjection(epsilon=0.05, workload=workload(**rules), random_state=0).fit(X)
+    return plain, ruled, plain.sample(4000, random_state=1), ruled.sample(4000, random_state=1)
+
+
 def test_synthetic_rows_keep_the_rule_and_the_models_shares():
-    X = jobs()
-    plain = AdaptiveProjection(epsilon=0.05, workload=jobs_workload(), random_state=0).fit(X)
-    ruled = AdaptiveProjection(epsilon=0.05, workload=jobs_workload(exactly_when=RULE),
-                               random_state=0).fit(X)
+    plain, ruled, before, after = fit_without_and_with(jobs(), jobs_workload, exactly_when=RULE)
     (rule,) = ruled.workload_.value_rules_
-    before, after = plain.sample(4000, random_state=1), ruled.sample(4000, random_state=1)
     assert rule.kept(before).mean() < 0.95  # the 1-way fit draws the two apart
     assert rule.kept(after).all()
     assert ruled.ledger_.entries == plain.ledger_.entries
@@ -111,3 +119,161 @@ def test_a_domain_file_declares_value_rules():
     with pytest.raises(ValueError, match=r"the domain: exactly_when\['occupation'\]: 'job'"):
         parse_domain({"work": ["?"], "occupation": {"values": ["?"], "exactly_when": {
             "value": "?", "column": "job", "values": ["?"]}}})
+
+
+# Implications (only_when): a value held only beside a few values of another column.
+
+ROLE = {"role": [{"value": "rep", "column": "dept", "values": ["sales"]},
+                 {"value": "lab", "column": "dept", "values": ["research"]}]}
+
+
+def roles(n=3000, seed=0):
+    """A job role, its department (a boss works in either), a region apart."""
+    rng = np.random.default_rng(seed)
+    role = rng.choice(["rep", "lab", "boss"], n, p=[0.4, 0.4, 0.2])
+    dept = np.where(role == "rep", "sales", np.where(role == "lab", "research",
+                                                      rng.choice(["sales", "research"], n)))
+    return pd.DataFrame({"role": role, "dept": dept, "region": rng.choice(["n", "s"], n)})
+
+
+def roles_workload(**kwargs):
+    return QueryWorkload(domain={"role": ["rep", "lab", "boss"], "dept": ["sales", "research"],
+                                 "region": ["n", "s"]}, k=2, **kwargs)
+
+
+def test_an_implication_parses_and_a_row_keeps_it_one_way_only():
+    rep, lab = parse_only_when(ROLE, ["role", "dept"])
+    assert rep == ValueRule("role", "rep", "dept", ("sales",), exactly=False)
+    assert str(rep) == "role == 'rep' only when dept in ['sales']"
+    rows = pd.DataFrame({"role": ["rep", "rep", "boss", "boss", None],
+                         "dept": ["sales", "research", "sales", "research", "research"]})
+    # a boss (or a missing role) in research keeps it: only the rep outside sales breaks it
+    assert rep.kept(rows).tolist() == [True, False, True, True, True]
+    assert lab.kept(rows).tolist() == [True, True, True, True, True]
+
+
+@pytest.mark.parametrize("spec, match", [
+    ({"job": ROLE["role"][0]}, r"only_when\['job'\]: 'job' is not a column"),
+    ({"role": {"value": "rep", "column": "firm", "values": ["x"]}},
+     r"only_when\['role'\]: 'firm' is not a column"),
+    ({"role": {"value": "rep", "column": "role", "values": ["rep"]}},
+     "cannot be ruled by itself"),
+    ({"role": [{"value": "rep", "values": ["sales"]}]}, "must be {\"value\": v"),
+    ({"role": {"value": "rep", "column": "dept", "values": "sales"}}, "non-empty list"),
+])
+def test_bad_implications_name_the_parameter_and_the_column(spec, match):
+    with pytest.raises(ValueError, match=match):
+        parse_only_when(spec, ["role", "dept"])
+
+
+def test_an_implication_outside_the_domain_is_refused_naming_it():
+    wl = roles_workload(only_when={"role": {"value": "rep", "column": "dept",
+                                            "values": ["marketing"]}})
+    with pytest.raises(ValueError, match=r"only_when\['role'\]: \['marketing'\] not among the "
+                                         r"values of column 'dept'"):
+        wl.fit(roles(200))
+
+
+def test_synthetic_rows_keep_implications_with_the_same_ledger():
+    plain, ruled, before, after = fit_without_and_with(roles(), roles_workload, only_when=ROLE)
+    rules = ruled.workload_.value_rules_
+    assert [r.exactly for r in rules] == [False, False] and ruled.workload_.rules_ == rules
+    assert min(r.kept(before).mean() for r in rules) < 0.8  # drawn apart: about 0.6 each
+    assert all(r.kept(after).all() for r in rules)
+    assert ruled.ledger_.entries == plain.ledger_.entries
+    # the 1-way shares of the model are kept where the rules allow them: role and region
+    # exactly (sd 0.008), dept as the bosses can make it
+    for a, col in [(0, "role"), (2, "region")]:
+        levels = ruled.workload_.categories_[col]
+        shares = after[col].value_counts(normalize=True).reindex(levels, fill_value=0)
+        np.testing.assert_allclose(shares.to_numpy(), ruled.component_tables_[a][0],
+                                   atol=0.03)
+
+
+def test_the_drafter_finds_implications_both_ways_and_none_by_chance():
+    X = roles()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", PrivacyLeakWarning)
+        draft = draft_domain(X)
+        kwargs = workload_params(draft)
+    assert draft["role"]["only_when"] == ROLE["role"]
+    assert draft["role"]["read_from_data"] is True
+    # a department holds a rep or a lab only beside ... each, with the bosses: 2 values
+    assert draft["dept"]["only_when"] == [
+        {"value": "sales", "column": "role", "values": ["boss", "rep"]},
+        {"value": "research", "column": "role", "values": ["boss", "lab"]}]
+    assert "only_when" not in draft["region"]
+    wl = QueryWorkload(**kwargs, k=2).fit(X)
+    assert set(wl.value_rules_) >= set(parse_only_when(ROLE, list(X.columns)))
+    # independent columns of few values: no rule in 20 tables (each would be a chance below
+    # exp(-30))
+    rng = np.random.default_rng(1)
+    for seed in range(20):
+        Y = pd.DataFrame({c: rng.choice(list("abcd")[:k], 400, p=p) for c, k, p in [
+            ("x", 2, [0.9, 0.1]), ("y", 3, [0.8, 0.15, 0.05]), ("z", 4, None)]})
+        domain = {c: {"values": sorted(set(Y[c]))} for c in Y}
+        draft_only_when(Y, domain, "read_from_data")
+        assert not any("only_when" in e for e in domain.values())
+
+
+@pytest.mark.parametrize("exceptions, drafted", [
+    (["x1", "x2"], True),                # 0.2% of 1,000 reps: coding errors
+    (["x1", "x2", "x3", "x4"], False),   # 0.4%: the reps are not all in sales
+    (["x1"] * 5, False),                 # 5 rows: x1 is one of the reps' values, S is 2
+])
+def test_the_drafter_lets_a_few_coding_errors_through(exceptions, drafted):
+    dept = ["sales"] * (1000 - len(exceptions)) + exceptions + ["research"] * 1000
+    X = pd.DataFrame({"role": ["rep"] * 1000 + ["lab"] * 1000, "dept": dept})
+    domain = {c: {"values": sorted(set(X[c]))} for c in X}
+    draft_only_when(X, domain, "read_from_data")
+    declared = domain["role"].get("only_when", [])
+    declared = declared if isinstance(declared, list) else [declared]
+    assert ({"value": "rep", "column": "dept", "values": ["sales"]} in declared) is drafted
+    assert {"value": "lab", "column": "dept", "values": ["research"]} in declared
+
+
+def test_the_drafter_states_rules_in_the_listed_values_only():
+    X = roles()
+    domain = {"role": {"values": ["rep", "Other"], "other": "Other"},
+              "dept": {"values": ["sales", "research"]}, "region": {"values": ["n", "s"]}}
+    draft_only_when(X, domain, "read_from_data")
+    assert domain["role"]["only_when"] == ROLE["role"][0]  # "lab" is not listed
+    assert "only_when" not in domain["dept"]  # its rules name "lab" or "boss"
+
+
+def test_an_exactly_when_pair_is_not_drafted_again_as_an_implication():
+    X = jobs()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", PrivacyLeakWarning)
+        draft = draft_domain(X)
+    assert "exactly_when" in draft["occupation"]
+    assert "only_when" not in draft["occupation"] and "only_when" not in draft["work"]
+
+
+def test_a_domain_file_declares_implications():
+    params = parse_domain({"role": {"values": ["rep", "lab", "boss"],
+                                    "only_when": ROLE["role"]},
+                           "dept": ["sales", "research"]})
+    assert params["only_when"] == ROLE
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert workload_params({"role": {"values": ["rep", "lab", "boss"],
+                                         "only_when": ROLE["role"]},
+                                "dept": ["sales", "research"]})["only_when"] == ROLE
+    with pytest.raises(ValueError, match=r"the domain: only_when\['role'\]: 'job'"):
+        parse_domain({"role": {"values": ["rep"], "only_when": {
+            "value": "rep", "column": "job", "values": ["x"]}}, "dept": ["sales"]})
+
+
+def test_the_command_line_drafts_implications_says_so_and_keeps_them(tmp_path, capsys):
+    from sklearn_privsyn.cli import main
+
+    roles(1500).to_csv(tmp_path / "d.csv", index=False)
+    assert main(["domain", str(tmp_path / "d.csv"), "-o", str(tmp_path / "d.json")]) == 0
+    assert "role == 'rep' only when dept in ['sales']" in capsys.readouterr().err
+    assert main(["fit", str(tmp_path / "d.csv"), "--domain", str(tmp_path / "d.json"),
+                 "--epsilon", "0.1", "--seed", "0", "-q", "-o", str(tmp_path / "s.csv")]) == 0
+    rows = pd.read_csv(tmp_path / "s.csv")
+    assert len(rows) == 1500
+    assert (rows.loc[rows["role"] == "rep", "dept"] == "sales").all()
+    assert (rows.loc[rows["role"] == "lab", "dept"] == "research").all()

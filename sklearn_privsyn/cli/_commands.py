@@ -385,13 +385,14 @@ def cmd_domain(args):
 def _drafted_rules(draft):
     """The order and value rules a drafted domain declares, as the workload parses them."""
     from ..order_rules import parse_at_most
-    from ..value_rules import parse_exactly_when
+    from ..value_rules import parse_exactly_when, parse_only_when
 
     def declared(key):
         return {col: entry[key] for col, entry in draft.items() if key in entry}
 
     return (parse_at_most(declared("at_most"), list(draft))
-            + parse_exactly_when(declared("exactly_when"), list(draft)))
+            + parse_exactly_when(declared("exactly_when"), list(draft))
+            + parse_only_when(declared("only_when"), list(draft)))
 
 
 def _as_list(of):
