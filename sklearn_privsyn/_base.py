@@ -23,7 +23,7 @@ from ._table import as_frame, check_not_empty
 from .counts import DaskCounts, RecordCounts, is_dask_frame, schema
 from .exceptions import SolverWarning
 from .numbers import measure_numbers, plan_numbers, refine_coder
-from .order_rules import rule_block, rules_kept, sample_keeping_rules
+from .order_rules import rule_groups, rules_kept, sample_keeping_rules
 from .privacy import PrivacyLedger, epsilon_to_rho
 from .solvers import ORACLE_NAMES, get_oracle, open_session
 from .workload import QueryWorkload
@@ -333,14 +333,20 @@ class BaseSynthesizer(BaseEstimator):
         if rules and not rules_kept(rules, frame).all():
             # public rules the model's rows break: rows kept from a pool, re-weighted to the
             # model's shares (where they all keep them, the rows are the model's own)
-            block = None
-            if self._draws_columns_independently():
-                columns = list(self.workload_.columns_)
-                block = [(c, columns.index(c) if c in columns else None)
-                         for c in rule_block(rules, self.workload_.derived_)]
             sizes = self.workload_.layout_.block_sizes
-            frame = sample_keeping_rules(self._draw_rows, rules, sizes, int(n_samples), rng,
-                                         block=block)
+            if self._draws_columns_independently():
+                # a product: each group of rules sharing columns is a block drawn apart
+                columns = list(self.workload_.columns_)
+                for group, names in rule_groups(rules, self.workload_.derived_):
+                    if rules_kept(group, frame).all():
+                        continue
+                    block = [(c, columns.index(c) if c in columns else None) for c in names]
+                    drawn = sample_keeping_rules(self._draw_rows, group, sizes, int(n_samples),
+                                                 rng, block=block)
+                    for c in names:
+                        frame[c] = drawn[c].set_axis(frame.index)
+            else:
+                frame = sample_keeping_rules(self._draw_rows, rules, sizes, int(n_samples), rng)
         if self.input_was_frame_:
             return frame
         return frame.to_numpy()

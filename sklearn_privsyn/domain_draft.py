@@ -57,8 +57,9 @@ The rules, applied column by column:
   12), within the month's length on every row, gets ``"day_of"``: its month
   (with its year, when a listed year column decides February 29), so that
   the synthetic days exist in their months;
-* a number never above another and often tied with it gets ``"at_most"`` (years at a
-  company, years worked: :func:`~sklearn_privsyn.order_rules.draft_at_most`); a listed value
+* a number never above another (maybe plus or minus a whole number) and often tied
+  with it gets ``"at_most"`` (years at a company, years worked, the age less 18:
+  :func:`~sklearn_privsyn.order_rules.draft_at_most`); a listed value
   held exactly when another column holds one of a few, ``"exactly_when"``
   (:func:`~sklearn_privsyn.value_rules.draft_exactly_when`); a listed value found only
   beside a few values of another column, where the two independent would break that on

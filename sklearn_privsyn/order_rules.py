@@ -56,7 +56,8 @@ from ._number_spec import float_values
 from ._sampling import allocate_counts
 
 __all__ = ["OrderRule", "capped_shares", "check_numeric", "declarations", "draft_at_most",
-           "parse_at_most", "rake", "rule_block", "rules_kept", "sample_keeping_rules"]
+           "parse_at_most", "rake", "rule_block", "rule_groups", "rules_kept",
+           "sample_keeping_rules"]
 
 #: The pool holds up to this many kept rows for each row drawn (a larger pool keeps the
 #: re-weighted rows apart: fewer of the n rows are drawn twice), BLOCK_KEPT_PER_ROW for a
@@ -80,6 +81,10 @@ RAKE_ITER = 100
 #: rows holding both (a tie shows the columns count the same thing; an inequality
 #: between unrelated columns holds with no tie).
 MIN_TIE_SHARE = 0.01
+#: A rule drafted from the data (an order rule with a constant, a value implying others) must
+#: be one a table with its two columns independent would break on at least this many rows:
+#: the chance that the data keep it with the two independent is then below exp(-30).
+MIN_BROKEN_ROWS = 30
 
 
 @dataclass(frozen=True)
@@ -101,10 +106,7 @@ class OrderRule:
         return self.columns
 
     def __str__(self):
-        if self.offset == 0:
-            return f"{self.column} <= {self.bound}"
-        sign = "+" if self.offset > 0 else "-"
-        return f"{self.column} <= {self.bound} {sign} {_number(abs(self.offset))}"
+        return f"{self.column} <= {_bound_text(self.bound, self.offset)}"
 
     def kept(self, frame):
         """Whether each row of ``frame`` keeps the rule (True where a side is missing)."""
@@ -112,6 +114,13 @@ class OrderRule:
         right = float_values(frame[self.bound]) + self.offset
         with np.errstate(invalid="ignore"):
             return ~(left > right)
+
+
+def _bound_text(bound, offset):
+    """``"b"``, ``"b + c"`` or ``"b - c"``: a bound as a declaration writes it."""
+    if offset == 0:
+        return bound
+    return f"{bound} {'+' if offset > 0 else '-'} {_number(abs(offset))}"
 
 
 def _number(x):
@@ -278,6 +287,30 @@ def rule_block(rules, derived):
         block.extend(dict.fromkeys(more))
 
 
+def rule_groups(rules, derived):
+    """The rules in groups that share no column, each with its block (:func:`rule_block`).
+
+    Where the model draws every column independently, each group's block can
+    be drawn apart from the others: the rules tie nothing across groups, so
+    pairs of columns of two groups stay as the model draws them.
+
+    Examples
+    --------
+    >>> groups = rule_groups((OrderRule("a", "b"), OrderRule("c", "d"), OrderRule("b", "e")), {})
+    >>> [(len(rules), block) for rules, block in groups]
+    [(2, ('a', 'b', 'e')), (1, ('c', 'd'))]
+    """
+    groups = []  # (rules, their columns): no column in two groups
+    for rule in rules:
+        columns = set(rule_block((rule,), derived))
+        joined = [g for g in groups if g[1] & columns]
+        groups = [g for g in groups if not g[1] & columns] + [
+            ([r for g in joined for r in g[0]] + [rule], columns.union(*(g[1] for g in joined)))]
+    ordered = sorted((tuple(r for r in rules if r in g[0]) for g in groups),
+                     key=lambda g: rules.index(g[0]))
+    return [(g, rule_block(g, derived)) for g in ordered]
+
+
 def sample_keeping_rules(draw, rules, sizes, n_samples, rng, *, block=None):
     """``n_samples`` rows of a model that keep every rule, with the model's 1-way shares.
 
@@ -403,12 +436,23 @@ def draft_at_most(X, domain, mark):
     """Add ``"at_most"`` (marked ``mark``) to drafted entries of numbers never above another.
 
     Among the drafted numbers of ``domain`` (bounds, or listed values that are
-    numbers and not booleans; not derived), ``a <= b`` is drafted when it holds
-    on every row where both are present (at least half the rows) and ``a == b
-    != 0`` on at least ``MIN_TIE_SHARE`` of them (a tie shows the two count the
-    same thing; an inequality between unrelated columns holds with no tie),
-    then reduced: a rule two others imply (``a <= c <= b``) is left out. Read
-    from the data: not covered by the privacy guarantee until reviewed.
+    numbers and not booleans; not derived), for ``a`` and ``b`` present
+    together on at least half the rows, with ``k`` the largest ``a - b`` seen:
+
+    * ``k == 0``: ``a <= b`` is drafted when ``a == b != 0`` on at least
+      ``MIN_TIE_SHARE`` of the rows (a tie shows the two count the same thing;
+      an inequality between unrelated columns holds with no tie);
+    * ``k`` another whole number: ``a <= b + k`` (years worked at most the
+      age less 18) when the two columns' ranges overlap (two counts of one
+      kind), ``a - b == k`` on at least ``MIN_TIE_SHARE`` of the rows, the
+      ranges do not imply it (``k`` is above ``max(a) -
+      min(b)``, which any two columns keep), and a table with ``a`` and ``b``
+      independent would break it on at least ``MIN_BROKEN_ROWS`` rows (so the
+      data did not keep it by chance).
+
+    The rules are then reduced: one that two others imply (``a <= c + k1``,
+    ``c <= b + k2``, ``k1 + k2 <= k``) is left out. Read from the data: not
+    covered by the privacy guarantee until reviewed.
 
     Examples
     --------
@@ -425,18 +469,42 @@ def draft_at_most(X, domain, mark):
     columns = [c for c, e in domain.items() if "bounds" in e or "values" in e and all(
         isinstance(v, (int, float)) and not isinstance(v, bool) for v in e["values"])]
     values = {c: float_values(X[c]) for c in columns}
-    holds = set()
+    holds = {}
     for a, b in itertools.permutations(columns, 2):
         x, y = values[a], values[b]
         both = ~(np.isnan(x) | np.isnan(y))
         if both.sum() < max(1, 0.5 * len(x)):
             continue
         x, y = x[both], y[both]
-        if np.all(x <= y) and np.mean((x == y) & (x != 0)) >= MIN_TIE_SHARE:
-            holds.add((a, b))
+        k = float(np.max(x - y))
+        if k == 0 and np.mean((x == y) & (x != 0)) >= MIN_TIE_SHARE:
+            holds[a, b] = 0.0
+        elif k != 0 and _offset_rule_holds(x, y, k):
+            holds[a, b] = k
     drafted = {}
-    for a, b in sorted(holds, key=lambda p: (columns.index(p[0]), columns.index(p[1]))):
-        if not any((a, c) in holds and (c, b) in holds for c in columns):
-            drafted.setdefault(a, []).append(b)
+    for (a, b), k in sorted(holds.items(),
+                            key=lambda p: (columns.index(p[0][0]), columns.index(p[0][1]))):
+        if not any((a, c) in holds and (c, b) in holds and holds[a, c] + holds[c, b] <= k
+                   for c in columns):
+            drafted.setdefault(a, []).append(_bound_text(b, k))
     for col, bounds in drafted.items():
         domain[col].update({"at_most": bounds[0] if len(bounds) == 1 else bounds, mark: True})
+
+
+def _offset_rule_holds(x, y, k):
+    """Whether ``x <= y + k`` (``k != 0`` the largest ``x - y``) is a rule of the data.
+
+    A whole ``k``, overlapping ranges, ties on ``MIN_TIE_SHARE`` of the rows,
+    not implied by the ranges, and broken by an independent pairing on
+    ``MIN_BROKEN_ROWS`` rows.
+    """
+    if not float(k).is_integer() or k >= np.max(x) - np.min(y):
+        return False
+    if max(np.min(x), np.min(y)) >= min(np.max(x), np.max(y)):
+        return False  # ranges apart: not two counts of one kind (an income and an age)
+    if np.mean(x - y == k) < MIN_TIE_SHARE:
+        return False
+    # share of the n * n pairs (x_i, y_j) with x_i > y_j + k: the rows a table with the
+    # two independent would break the rule on, out of n
+    broken = np.searchsorted(np.sort(y), x - k, side="left").sum() / len(y)
+    return broken >= MIN_BROKEN_ROWS

@@ -15,13 +15,16 @@ import pytest
 
 from sklearn_privsyn import FEM, AdaptiveProjection, QueryWorkload
 from sklearn_privsyn.cli import main
+from sklearn_privsyn.derived import parse_derived
 from sklearn_privsyn.domain_draft import draft_domain
 from sklearn_privsyn.domain_file import parse_domain, workload_params
 from sklearn_privsyn.order_rules import (
     OrderRule,
     capped_shares,
+    draft_at_most,
     parse_at_most,
     rake,
+    rule_groups,
     rules_kept,
     sample_keeping_rules,
 )
@@ -233,10 +236,32 @@ def test_the_drafter_finds_order_rules_and_not_unrelated_inequalities():
     assert draft["in_role"]["at_most"] == "at_company"  # not also "worked": implied
     assert draft["at_company"]["at_most"] == "worked"
     assert draft["in_role"]["read_from_data"] is True
-    assert "at_most" not in draft["worked"] and "at_most" not in draft["age"]
+    # years worked within the age less 18 (tied on 1 row in 25); at_company <= age - 18 is
+    # implied; income (a function of the age, in a range far above it) gets no rule
+    assert draft["worked"]["at_most"] == "age - 18"
+    assert "at_most" not in draft["age"] and "at_most" not in draft["income"]
     wl = QueryWorkload(**workload_params(draft), k=2).fit(X)
     assert {str(r) for r in wl.order_rules_} == {"in_role <= at_company",
-                                                 "at_company <= worked"}
+                                                 "at_company <= worked", "worked <= age - 18"}
+
+
+@pytest.mark.parametrize("make, drafted", [
+    # the rule: years worked never above the age less 18, often equal to it
+    (lambda X: X, True),
+    # a constant the ranges give: any column of 0-47 is at most one of 18-65 plus 47
+    (lambda X: X.assign(worked=X["age"] * 0 + 47 * (X.index % 2)), False),
+    # a number that is a function of the age, in a range far above it (an income)
+    (lambda X: X.assign(worked=1000 + 10 * X["age"]), False),
+    # independent columns in their ranges: the largest gap is where chance left it
+    (lambda X: X.assign(worked=np.random.default_rng(1).integers(0, 10, len(X))), False),
+])
+def test_the_drafter_finds_rules_with_a_constant_only_where_the_data_hold_one(make, drafted):
+    X = make(careers(3000))[["age", "worked"]]
+    domain = {c: {"bounds": [0, 100]} for c in X}
+    draft_at_most(X, domain, "read_from_data")
+    assert ("at_most" in domain["worked"]) is drafted
+    if drafted:
+        assert domain["worked"]["at_most"] == "age - 18"
 
 
 def test_the_command_line_keeps_a_domain_files_rules(tmp_path):
@@ -260,8 +285,8 @@ def test_the_command_line_keeps_a_domain_files_rules(tmp_path):
 def test_the_command_line_drafts_order_rules_and_says_so(tmp_path, capsys):
     careers(2000).to_csv(tmp_path / "d.csv", index=False)
     assert main(["domain", str(tmp_path / "d.csv"), "-o", str(tmp_path / "d.json")]) == 0
-    assert "rules the synthetic rows keep: at_company <= worked, in_role <= at_company" \
-        in capsys.readouterr().err
+    assert ("rules the synthetic rows keep: worked <= age - 18, at_company <= worked, "
+            "in_role <= at_company") in capsys.readouterr().err
     drafted = json.loads((tmp_path / "d.json").read_text())
     assert drafted["in_role"]["at_most"] == "at_company"
 
@@ -277,3 +302,31 @@ def test_a_derived_column_of_a_ruled_number_stays_its_function():
     rows = est.sample(2000, random_state=3)
     assert (rows["worked"] <= rows["age"] - 18).all()
     assert (rows["band"] == rows["age"] // 10).all()
+
+
+def test_rules_sharing_no_column_are_drawn_as_blocks_apart():
+    derived = parse_derived({"band": {"of": "age", "floordiv": 10}}, COLUMNS + ["band"])
+    rules = (OrderRule("worked", "age", -18.0), OrderRule("in_role", "at_company"),
+             OrderRule("at_company", "worked"))
+    # at_company ties the two first rules together; band travels with age
+    assert rule_groups(rules, derived) == [
+        (rules, ("worked", "age", "in_role", "at_company", "band"))]
+    apart = rules[:2]
+    assert rule_groups(apart, derived) == [((apart[0],), ("worked", "age", "band")),
+                                           ((apart[1],), ("in_role", "at_company"))]
+
+
+def test_a_product_keeps_each_group_of_rules_and_the_models_other_shares():
+    X = careers(2000)
+    wl = careers_workload(at_most={"worked": "age - 18", "in_role": "at_company"})
+    est = AdaptiveProjection(epsilon=0.3, workload=wl, random_state=0).fit(X)
+    assert len(est.component_weights_) == 1
+    rows = est.sample(4000, random_state=3)
+    assert (rows["worked"] <= rows["age"] - 18).all()
+    assert (rows["in_role"] <= rows["at_company"]).all()
+    assert rows.dtypes.equals(X.dtypes)
+    # city, read by no rule, is the model's own draw (sd 0.008 a share at 4,000 rows)
+    city = list(est.workload_.columns_).index("city")
+    shares = rows["city"].value_counts(normalize=True).reindex(
+        est.workload_.categories_["city"], fill_value=0).to_numpy()
+    np.testing.assert_allclose(shares, est.component_tables_[city][0], atol=0.03)
