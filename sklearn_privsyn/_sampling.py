@@ -1,8 +1,16 @@
-"""Turning a weighted set of records into rows: how many copies of each."""
+"""Turning a weighted set of records into rows: how many copies of each, and re-weighting
+them to given shares (iterative proportional fitting)."""
 
 import numpy as np
 
-__all__ = ["allocate_counts"]
+__all__ = ["allocate_counts", "rake"]
+
+#: Iterative proportional fitting (:func:`rake`) stops when every column's shares are
+#: within this (total variation; far below the sampling error of any sample), when a
+#: sweep changes them by less than a tenth of that (targets the rows cannot meet together:
+#: a plateau), or after RAKE_ITER sweeps.
+RAKE_TOL = 1e-3
+RAKE_ITER = 100
 
 
 def allocate_counts(weights, n_samples, rng):
@@ -30,3 +38,62 @@ def allocate_counts(weights, n_samples, rng):
         picked = np.minimum(picked, len(counts) - 1)
         np.add.at(counts, picked, 1)
     return counts
+
+
+def rake(codes, sizes, targets, *, initial=None, tol=RAKE_TOL, max_iter=RAKE_ITER):
+    """Weights of ``codes``' rows whose per-column shares match ``targets`` (IPF).
+
+    Starting from ``initial`` (equal weights by default), each sweep scales
+    the weights so that one column at a time has its target shares; the
+    fixed point is the re-weighting closest to ``initial`` in
+    Kullback-Leibler divergence with those shares. A target cell no row holds cannot be met: the other cells are
+    matched, renormalised. Targets the rows cannot meet together (rules that
+    tie two columns' values, with shares of the model that do not agree) stall
+    the sweeps short of ``tol``: they stop when a sweep gains less than a tenth
+    of it.
+
+    Parameters
+    ----------
+    codes : ndarray of shape (n_rows, n_columns)
+    sizes : sequence of int
+        Number of codes of each column.
+    targets : list of ndarray or None
+        Shares of each column's codes (each sums to 1); None leaves a column
+        as it is.
+    initial : ndarray of shape (n_rows,), default=None
+        Non-negative starting weights (a row of weight 0 keeps it).
+
+    Returns
+    -------
+    weights : ndarray of shape (n_rows,), summing to 1.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> w = rake(np.array([[0], [0], [1]]), [2], [np.array([0.5, 0.5])])
+    >>> w.round(3).tolist()
+    [0.25, 0.25, 0.5]
+    """
+    if initial is None:
+        weights = np.full(len(codes), 1.0 / len(codes))
+    else:
+        weights = np.asarray(initial, dtype=float) / np.sum(initial)
+    columns = [np.ascontiguousarray(codes[:, a]) for a in range(len(sizes))]
+    before = np.inf
+    for _ in range(max_iter):
+        worst = 0.0
+        for a, size in enumerate(sizes):
+            if targets[a] is None:
+                continue
+            current = np.bincount(columns[a], weights=weights, minlength=size)
+            held = current > 0
+            target = np.where(held, targets[a], 0.0)
+            target = target / target.sum()
+            worst = max(worst, 0.5 * float(np.abs(current - target).sum()))
+            factor = np.divide(target, current, out=np.ones(size), where=held)
+            weights = weights * factor[columns[a]]
+            weights /= weights.sum()
+        if worst <= tol or abs(before - worst) < tol / 10:
+            break
+        before = worst
+    return weights

@@ -53,10 +53,10 @@ import pandas as pd
 
 from ._coders import is_number_dtype
 from ._number_spec import float_values
-from ._sampling import allocate_counts
+from ._sampling import allocate_counts, rake
 
 __all__ = ["OrderRule", "capped_shares", "check_numeric", "declarations", "draft_at_most",
-           "parse_at_most", "rake", "rule_block", "rule_groups", "rules_kept",
+           "parse_at_most", "rule_block", "rule_groups", "rules_kept",
            "sample_keeping_rules"]
 
 #: The pool holds up to this many kept rows for each row drawn (a larger pool keeps the
@@ -71,12 +71,6 @@ MIN_BATCH = 20_000
 MAX_POOL_ROWS = 2_000_000
 #: The numbers a rule compares keep their shares in up to this many quantile groups.
 FINE_GROUPS = 50
-#: Iterative proportional fitting stops when every column's shares are within this
-#: (total variation; far below the sampling error of any sample), when a sweep changes
-#: them by less than a tenth of that (targets the rules make unreachable: a plateau), or
-#: after RAKE_ITER sweeps.
-RAKE_TOL = 1e-3
-RAKE_ITER = 100
 #: draft_at_most drafts ``a <= b`` only when a == b != 0 on at least this share of the
 #: rows holding both (a tie shows the columns count the same thing; an inequality
 #: between unrelated columns holds with no tie).
@@ -212,57 +206,6 @@ def rules_kept(rules, frame):
     for rule in rules:
         kept &= rule.kept(frame)
     return kept
-
-
-def rake(codes, sizes, targets, *, tol=RAKE_TOL, max_iter=RAKE_ITER):
-    """Weights of ``codes``' rows whose per-column shares match ``targets`` (IPF).
-
-    Starting from equal weights, each sweep scales the weights so that one
-    column at a time has its target shares; the fixed point is the
-    re-weighting closest to uniform in Kullback-Leibler divergence with those
-    shares. A target cell no row holds cannot be met: the other cells are
-    matched, renormalised. Targets the rows cannot meet together (rules that
-    tie two columns' values, with shares of the model that do not agree) stall
-    the sweeps short of ``tol``: they stop when a sweep gains less than a tenth
-    of it.
-
-    Parameters
-    ----------
-    codes : ndarray of shape (n_rows, n_columns)
-    sizes : sequence of int
-        Number of codes of each column.
-    targets : list of ndarray
-        Shares of each column's codes (each sums to 1).
-
-    Returns
-    -------
-    weights : ndarray of shape (n_rows,), summing to 1.
-
-    Examples
-    --------
-    >>> import numpy as np
-    >>> w = rake(np.array([[0], [0], [1]]), [2], [np.array([0.5, 0.5])])
-    >>> w.round(3).tolist()
-    [0.25, 0.25, 0.5]
-    """
-    weights = np.full(len(codes), 1.0 / len(codes))
-    columns = [np.ascontiguousarray(codes[:, a]) for a in range(len(sizes))]
-    before = np.inf
-    for _ in range(max_iter):
-        worst = 0.0
-        for a, size in enumerate(sizes):
-            current = np.bincount(columns[a], weights=weights, minlength=size)
-            held = current > 0
-            target = np.where(held, targets[a], 0.0)
-            target = target / target.sum()
-            worst = max(worst, 0.5 * float(np.abs(current - target).sum()))
-            factor = np.divide(target, current, out=np.ones(size), where=held)
-            weights = weights * factor[columns[a]]
-            weights /= weights.sum()
-        if worst <= tol or abs(before - worst) < tol / 10:
-            break
-        before = worst
-    return weights
 
 
 def rule_block(rules, derived):

@@ -15,6 +15,7 @@ import pytest
 
 from sklearn_privsyn import FEM, AdaptiveProjection, QueryWorkload
 from sklearn_privsyn.cli import main
+from sklearn_privsyn._sampling import rake
 from sklearn_privsyn.derived import parse_derived
 from sklearn_privsyn.domain_draft import draft_domain
 from sklearn_privsyn.domain_file import parse_domain, workload_params
@@ -23,7 +24,6 @@ from sklearn_privsyn.order_rules import (
     capped_shares,
     draft_at_most,
     parse_at_most,
-    rake,
     rule_groups,
     rules_kept,
     sample_keeping_rules,

@@ -10,6 +10,10 @@
   1-way marginals only, adaptive selection), where the fit reads private data;
 * ``_fitting.py``: fitting the chosen representation to the noisy
   measurements, once or after every round of selection (post-processing);
+* ``_calibration.py``: where every marginal is measured at once and fitted by
+  records, a column's value whose share the records put above what every
+  measured marginal sums to (by a Bonferroni bound) is calibrated down to it
+  (post-processing): :func:`one_way_estimates`, :func:`calibrate_weights`;
 * ``_shrinkage.py``: where only the 1-way marginals are measured, each
   column's noisy answers mixed with uniform by Stein's unbiased risk
   estimate (post-processing): :func:`shrink_toward_uniform`;
@@ -29,6 +33,7 @@ post-processing of the noisy measurements. ``sklearn_privsyn.projection`` and
 ``sklearn_privsyn.product_mixture`` re-export their names from here.
 """
 
+from ._calibration import calibrate_weights, calibrated_shares, one_way_estimates
 from ._estimator import AdaptiveProjection
 from ._graphical import GraphicalModel, junction_tree, junction_tree_size
 from ._product_mixture import (
@@ -69,12 +74,15 @@ __all__ = [
     "ProjectionResult",
     "adaptive_default_representation",
     "adaptive_default_rounds",
+    "calibrate_weights",
+    "calibrated_shares",
     "candidate_marginals",
     "checked_targets",
     "fit_product_mixture",
     "junction_tree",
     "junction_tree_size",
     "measure_adaptively",
+    "one_way_estimates",
     "project",
     "round_noise",
     "sample_product_mixture",

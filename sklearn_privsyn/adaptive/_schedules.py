@@ -13,11 +13,13 @@ returns the result of the final fit (:mod:`._fitting`, post-processing):
   (``n_rounds_ >= 2``).
 """
 
+import dataclasses
 import math
 
 import numpy as np
 
 from ..privacy import gaussian_mechanism, gaussian_mechanism_rho, gaussian_sigma
+from ._calibration import calibrate_weights, one_way_estimates
 from ._fitting import GraphicalFit, ProjectionFit, new_projection, run_projection
 from ._rules import BUDGET_MARGIN
 from ._selection import candidate_marginals, measure_adaptively
@@ -43,7 +45,17 @@ def measure_all_at_once(est, data, rng, session, project_rng):
     # one variance for every cell: a read-only view, not a vector of them
     est.measurement_variances_ = np.broadcast_to(sigma**2, len(noisy))
     projection = new_projection(est, noisy, sigma**2, (), session, project_rng)
-    return run_projection(est, projection, final=True)
+    result = run_projection(est, projection, final=True)
+    if est.representation_ != "records":
+        return result
+    # the records' non-negative weights leak mass from common values to rare ones: the
+    # values every marginal's unbiased sums find far off are calibrated (post-processing)
+    sizes = workload.layout_.block_sizes
+    estimates = one_way_estimates(noisy, est.measurement_variances_, est.measured_marginals_,
+                                  workload.marginal_offsets_, sizes)
+    weights = calibrate_weights(result.records, result.weights, estimates, sizes)
+    kept = weights > 0  # records of a value calibrated away are dropped
+    return dataclasses.replace(result, records=result.records[kept], weights=weights[kept])
 
 
 def measure_by_selection(est, data, rounds, rng, session, project_rng):
