@@ -305,9 +305,9 @@ class BaseSynthesizer(BaseEstimator):
         decoded into the columns, dtypes and categories of ``X``. Numeric
         columns get values drawn uniformly within their bin. With rules
         declared (``at_most``, ``exactly_when`` or ``only_when`` of the
-        workload) that some of these rows break, the rows are drawn instead from a pool of the
-        model's rows that keep them, re-weighted to the model's 1-way shares
-        (:mod:`sklearn_privsyn.order_rules`).
+        workload) that some of these rows break, the rows are drawn instead
+        from a pool of the model's rows that keep them, re-weighted to the
+        model's 1-way shares (:mod:`sklearn_privsyn.order_rules`).
 
         Parameters
         ----------

@@ -46,8 +46,8 @@ def rake(codes, sizes, targets, *, initial=None, tol=RAKE_TOL, max_iter=RAKE_ITE
     Starting from ``initial`` (equal weights by default), each sweep scales
     the weights so that one column at a time has its target shares; the
     fixed point is the re-weighting closest to ``initial`` in
-    Kullback-Leibler divergence with those shares. A target cell no row holds cannot be met: the other cells are
-    matched, renormalised. Targets the rows cannot meet together (rules that
+    Kullback-Leibler divergence with those shares. A target cell no row holds
+    cannot be met: the other cells are matched, renormalised. Targets the rows cannot meet together (rules that
     tie two columns' values, with shares of the model that do not agree) stall
     the sweeps short of ``tol``: they stop when a sweep gains less than a tenth
     of it.

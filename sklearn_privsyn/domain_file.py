@@ -60,6 +60,7 @@ from .exceptions import PrivacyLeakWarning
 
 __all__ = [
     "all_numbers",
+    "declared_rules",
     "dump_domain",
     "parse_domain",
     "read_domain",
@@ -337,17 +338,25 @@ def parse_domain(raw, source="the domain"):
             if spec.get("clock", False):
                 params["clocks"].append(col)
     from .derived import parse_derived  # numpy: not at the command line's start
-    from .order_rules import parse_at_most
-    from .value_rules import parse_exactly_when, parse_only_when
 
     try:
         parse_derived(params["derived"], params["columns"])
-        parse_at_most(params["at_most"], params["columns"])
-        parse_exactly_when(params["exactly_when"], params["columns"])
-        parse_only_when(params["only_when"], params["columns"])
+        declared_rules(params)
     except ValueError as exc:
         raise ValueError(f"{source}: {exc}") from None
     return params
+
+
+def declared_rules(params):
+    """The order rules, then the value rules, that :func:`parse_domain`'s output declares.
+
+    Raises ``ValueError`` naming the column of a malformed rule.
+    """
+    from .order_rules import parse_at_most  # numpy: not at the command line's start
+    from .value_rules import parse_value_rules
+
+    return (parse_at_most(params["at_most"], params["columns"])
+            + parse_value_rules(params["exactly_when"], params["only_when"], params["columns"]))
 
 
 def all_numbers(values):

@@ -45,7 +45,7 @@ import numpy as np
 from .order_rules import MIN_BROKEN_ROWS, declarations
 
 __all__ = ["ValueRule", "check_declared_values", "draft_exactly_when", "draft_only_when",
-           "parse_exactly_when", "parse_only_when"]
+           "parse_exactly_when", "parse_only_when", "parse_value_rules"]
 
 #: draft_exactly_when drafts a rule only for a value held by at least this share of the
 #: rows, and with each of the other column's values held by at least MIN_VALUE_ROWS rows
@@ -117,6 +117,11 @@ def parse_only_when(spec, columns):
     "role == 'Sales rep' only when department in ['Sales']"
     """
     return _parse(spec, columns, exactly=False)
+
+
+def parse_value_rules(exactly_when, only_when, columns):
+    """The rules of both declarations: those of ``exactly_when``, then of ``only_when``."""
+    return parse_exactly_when(exactly_when, columns) + parse_only_when(only_when, columns)
 
 
 def _parse(spec, columns, exactly):

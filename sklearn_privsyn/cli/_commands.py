@@ -7,6 +7,7 @@ import time
 import warnings
 
 from ..domain_file import (
+    declared_rules,
     dump_domain,
     parse_domain,
     read_domain,
@@ -373,26 +374,13 @@ def cmd_domain(args):
         read_as.append(f"times of day written HHMM (clocks): {', '.join(clocks)}")
     if days:
         read_as.append(f"days of their months: {', '.join(days)}")
-    rules = [str(rule) for rule in _drafted_rules(draft)]
+    rules = [str(rule) for rule in declared_rules(parse_domain(draft, "the drafted domain"))]
     if rules:
         read_as.append(f"rules the synthetic rows keep: {', '.join(rules)}")
     if read_as:
         _note(args, f"read as {'; '.join(read_as)}; check them against the table's "
                     "documentation")
     return 0
-
-
-def _drafted_rules(draft):
-    """The order and value rules a drafted domain declares, as the workload parses them."""
-    from ..order_rules import parse_at_most
-    from ..value_rules import parse_exactly_when, parse_only_when
-
-    def declared(key):
-        return {col: entry[key] for col, entry in draft.items() if key in entry}
-
-    return (parse_at_most(declared("at_most"), list(draft))
-            + parse_exactly_when(declared("exactly_when"), list(draft))
-            + parse_only_when(declared("only_when"), list(draft)))
 
 
 def _as_list(of):
