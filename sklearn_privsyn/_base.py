@@ -7,6 +7,7 @@ else (turning ``epsilon``/``delta`` into a zCDP budget, the ledger, the
 workload clone, ``sample``) lives here, once.
 """
 
+import functools
 import warnings
 from numbers import Integral, Real
 
@@ -23,7 +24,7 @@ from ._table import as_frame, check_not_empty
 from .counts import DaskCounts, RecordCounts, is_dask_frame, schema
 from .exceptions import SolverWarning
 from .numbers import measure_numbers, plan_numbers, refine_coder
-from .order_rules import rule_groups, rules_kept, sample_keeping_rules
+from .order_rules import rule_block, rule_groups, rules_kept, sample_keeping_rules
 from .privacy import PrivacyLedger, epsilon_to_rho
 from .solvers import ORACLE_NAMES, get_oracle, open_session
 from .workload import QueryWorkload
@@ -341,12 +342,16 @@ class BaseSynthesizer(BaseEstimator):
                     if rules_kept(group, frame).all():
                         continue
                     block = [(c, columns.index(c) if c in columns else None) for c in names]
-                    drawn = sample_keeping_rules(self._draw_rows, group, sizes, int(n_samples),
-                                                 rng, block=block)
+                    drawn = sample_keeping_rules(
+                        self._draw_rows, group, sizes, int(n_samples), rng, block=block,
+                        redecode=functools.partial(self._decode_codes, columns=names))
                     for c in names:
                         frame[c] = drawn[c].set_axis(frame.index)
             else:
-                frame = sample_keeping_rules(self._draw_rows, rules, sizes, int(n_samples), rng)
+                names = rule_block(rules, self.workload_.derived_)
+                frame = sample_keeping_rules(
+                    self._draw_rows, rules, sizes, int(n_samples), rng,
+                    redecode=functools.partial(self._decode_codes, columns=names))
         if self.input_was_frame_:
             return frame
         return frame.to_numpy()
@@ -358,8 +363,12 @@ class BaseSynthesizer(BaseEstimator):
     def _draw_rows(self, n_samples, rng):
         """``(codes, decoded rows)`` of ``n_samples`` rows of the fitted model."""
         codes = self._sample_codes(n_samples, rng)
+        return codes, self._decode_codes(codes, rng)
+
+    def _decode_codes(self, codes, rng, columns=None):
+        """Rows of ``codes`` in the columns of ``X`` (numbers drawn inside their bins)."""
         seed = int(rng.integers(np.iinfo(np.int32).max))
-        return codes, self.workload_.decode(codes, random_state=seed)
+        return self.workload_.decode(codes, random_state=seed, columns=columns)
 
     def _sample_codes(self, n_samples, rng):
         """``n_samples`` records in code space: the fitted records, each repeated by weight."""

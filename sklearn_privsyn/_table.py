@@ -251,11 +251,14 @@ class TableEncoder:
             out[:, a] = coder.encode(frame.iloc[:, a])
         return out
 
-    def decode(self, records, rng):
-        """A DataFrame of the records' values (``records`` already checked)."""
-        data = {coder.name: coder.decode(records[:, a], rng)
-                for a, coder in enumerate(self.coders)}
-        return pd.DataFrame(data, columns=[c.name for c in self.coders])
+    def decode(self, records, rng, columns=None):
+        """A DataFrame of the records' values (``records`` already checked).
+
+        Only the coders of ``columns`` (a set of names) when given.
+        """
+        coders = [(a, c) for a, c in enumerate(self.coders) if columns is None or c.name in columns]
+        data = {coder.name: coder.decode(records[:, a], rng) for a, coder in coders}
+        return pd.DataFrame(data, columns=[c.name for _, c in coders])
 
     def to_onehot(self, records):
         """Sparse CSR one-hot image of checked records."""

@@ -156,7 +156,7 @@ class BaseTableEncoding(TransformerMixin, BaseEstimator):
         check_is_fitted(self)
         return self.encoder_.encode(self._as_frame(X))
 
-    def decode(self, records, random_state=None):
+    def decode(self, records, random_state=None, columns=None):
         """Turn records back into a table with the original columns and dtypes.
 
         Listed values and integer codes decode exactly. A binned numeric value
@@ -172,6 +172,9 @@ class BaseTableEncoding(TransformerMixin, BaseEstimator):
             Integer codes.
         random_state : int, RandomState, Generator or None, default=None
             Randomness for binned numeric columns.
+        columns : sequence or None, default=None
+            Decode only these columns (with what they need: a derived
+            column's sources, a day's month and year), in the table's order.
 
         Returns
         -------
@@ -182,14 +185,28 @@ class BaseTableEncoding(TransformerMixin, BaseEstimator):
         rng = random_state
         if not isinstance(rng, np.random.Generator):
             rng = check_random_state(rng)
-        frame = self.encoder_.decode(records, rng)
+        wanted = None if columns is None else self._columns_to_decode(columns)
+        frame = self.encoder_.decode(records, rng, wanted)
         for date in self.days_of_month_:  # a public rule: February has no 30th
-            frame[date.day] = date.keep_in_month(frame, rng)
-        if not self.derived_:
+            if date.day in frame:
+                frame[date.day] = date.keep_in_month(frame, rng)
+        if not self.derived_ and wanted is None:
             return frame
         for name, column in self.derived_.items():
-            frame[name] = column.compute(frame)
-        return frame[list(self.table_columns_)]
+            if wanted is None or name in wanted:
+                frame[name] = column.compute(frame)
+        return frame[[c for c in self.table_columns_ if c in frame]]
+
+    def _columns_to_decode(self, columns):
+        """``columns`` with the sources of derived ones and the month and year of days."""
+        wanted = set(columns)
+        for name, column in self.derived_.items():
+            if name in wanted:
+                wanted.update(column.sources)
+        for date in self.days_of_month_:
+            if date.day in wanted:
+                wanted.update(date.columns)
+        return wanted
 
     # ------------------------------------------------------------- one-hot
 

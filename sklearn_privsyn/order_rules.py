@@ -69,6 +69,9 @@ BLOCK_KEPT_PER_ROW = 5
 MAX_BATCHES = 100
 MIN_BATCH = 20_000
 MAX_POOL_ROWS = 2_000_000
+#: A row of the pool that breaks a rule has its numbers drawn again inside their bins (its
+#: codes kept) up to this many times before it is left out.
+REDRAWS = 10
 #: The numbers a rule compares keep their shares in up to this many quantile groups.
 FINE_GROUPS = 50
 #: draft_at_most drafts ``a <= b`` only when a == b != 0 on at least this share of the
@@ -79,6 +82,15 @@ MIN_TIE_SHARE = 0.01
 #: be one a table with its two columns independent would break on at least this many rows:
 #: the chance that the data keep it with the two independent is then below exp(-30).
 MIN_BROKEN_ROWS = 30
+#: A drafted rule may be broken by at most this share of the rows (Adult: 1 of 19,716
+#: husbands recorded female; GSSvocab: 28 of 28,700 people with more years of schooling
+#: than their age less 6): errors of coding an expert would fix.
+MAX_EXCEPTION_SHARE = 0.002
+#: An order rule the data break on a few rows is drafted when ``a - b == k`` on at least
+#: this share of the rows (the rows at its edge) and a table with the two columns
+#: independent would break it on EXCEPTION_EVIDENCE times as many rows as the data do.
+MIN_TIE_SHARE_WITH_EXCEPTIONS = 0.005
+EXCEPTION_EVIDENCE = 10
 
 
 @dataclass(frozen=True)
@@ -254,7 +266,7 @@ def rule_groups(rules, derived):
     return [(g, rule_block(g, derived)) for g in ordered]
 
 
-def sample_keeping_rules(draw, rules, sizes, n_samples, rng, *, block=None):
+def sample_keeping_rules(draw, rules, sizes, n_samples, rng, *, block=None, redecode=None):
     """``n_samples`` rows of a model that keep every rule, with the model's 1-way shares.
 
     The shares restored are those of each modelled column's codes and, for
@@ -282,6 +294,14 @@ def sample_keeping_rules(draw, rules, sizes, n_samples, rng, *, block=None):
         several draws) while the rows stay apart, and every share is met as
         the rules allow. The code index is the column's in ``codes`` (None
         for a derived column).
+    redecode : callable, default=None
+        ``redecode(codes, rng) -> frame``: rows decoded from given codes
+        (values drawn inside their bins), in at least the rules' columns (the
+        columns it leaves out keep their values). With it, a pool row breaking a rule
+        that compares numbers has its values drawn again, up to ``REDRAWS``
+        times, before it is left out: fewer rows are left out, so the cells'
+        shares move less, and values move inside their bins instead (a young
+        age beside many years of schooling moves up its age bin).
 
     Returns
     -------
@@ -302,14 +322,22 @@ def sample_keeping_rules(draw, rules, sizes, n_samples, rng, *, block=None):
     coded = range(len(sizes)) if block is None else [i for _, i in block if i is not None]
     keep = None if block is None else [c for c, _ in block]
     wanted = (POOL_KEPT_PER_ROW if block is None else BLOCK_KEPT_PER_ROW) * n_samples
-    codes, values, kept, frames = [], [], [], []
+    def number_values(frame):
+        return (np.column_stack([float_values(frame[col]) for col in numbers]) if numbers
+                else np.zeros((len(frame), 0)))
+
+    codes, drawn_values, values, kept, frames = [], [], [], [], []
     while (not codes or sum(len(f) for f in frames) < wanted
            and len(codes) < MAX_BATCHES and len(codes) * batch < MAX_POOL_ROWS):
         c, f = draw(batch, rng)
         k = rules_kept(rules, f)
+        drawn = number_values(f)
+        if redecode is not None and numbers and not k.all():
+            order, f, k = _redraw_values(redecode, rules, c, f, k, rng)
+            c, drawn = c[order], drawn[order]
         codes.append(c if block is None else c[:, coded])
-        values.append(np.column_stack([float_values(f[col]) for col in numbers])
-                      if numbers else np.zeros((len(f), 0)))
+        drawn_values.append(drawn)
+        values.append(number_values(f))
         kept.append(k)
         frames.append(f[k] if keep is None else f.loc[k, keep])
     kept = np.concatenate(kept)
@@ -321,15 +349,26 @@ def sample_keeping_rules(draw, rules, sizes, n_samples, rng, *, block=None):
         warnings.warn(f"Only {kept.mean():.2%} of the rows drawn from the fitted model keep the "
                       f"declared rules: {int(kept.sum()):,} kept rows give "
                       f"{n_samples:,}, some of them repeated.", UserWarning, stacklevel=3)
+    # the targets: the shares of the model's own draws; the kept rows' values may have been
+    # drawn again inside their bins
+    edges = [_fine_edges(v) for v in np.concatenate(drawn_values).T]
+    model = np.column_stack([np.concatenate(codes)] + [
+        _fine_groups(v, e) for v, e in zip(np.concatenate(drawn_values).T, edges)])
     groups = np.column_stack([np.concatenate(codes)] + [
-        _fine_groups(v) for v in np.concatenate(values).T])
-    group_sizes = [sizes[i] for i in coded] + [int(g.max()) + 1 for g in groups.T[len(coded):]]
-    targets = [np.bincount(g, minlength=s) / len(g) for g, s in zip(groups.T, group_sizes)]
+        _fine_groups(v, e) for v, e in zip(np.concatenate(values).T, edges)])
+    group_sizes = [sizes[i] for i in coded] + [len(e) + 2 for e in edges]
+    targets = [np.bincount(g, minlength=s) / len(g) for g, s in zip(model.T, group_sizes)]
     weights = rake(groups[kept], group_sizes, targets)
     rows = pd.concat(frames, ignore_index=True)
     if block is None:  # whole rows: none drawn twice
         weights = capped_shares(weights, n_samples)
-    picked = np.repeat(np.arange(len(rows)), allocate_counts(weights, n_samples, rng))
+    # kept rows in the order of their codes (then values): the systematic draw of
+    # allocate_counts then meets every cell's share within one row, as drawing from the
+    # model without rules does, where rows in draw order would be a multinomial draw
+    order = np.lexsort(groups[kept].T[::-1])
+    counts = np.empty(len(rows), dtype=np.int64)
+    counts[order] = allocate_counts(weights[order], n_samples, rng)
+    picked = np.repeat(np.arange(len(rows)), counts)
     rows = rows.iloc[picked[rng.permutation(len(picked))]].reset_index(drop=True)
     if block is None:
         return rows
@@ -365,12 +404,43 @@ def capped_shares(weights, n_samples):
         shares = np.where(capped, cap, shares * (1.0 - cap * capped.sum()) / free.sum())
 
 
-def _fine_groups(values):
-    """Group of each value: cut at up to ``FINE_GROUPS`` quantiles, missing last."""
+def _redraw_values(redecode, rules, codes, frame, kept, rng):
+    """``frame`` with the rows breaking ``rules`` decoded again from their codes.
+
+    A row's numbers are drawn again inside their bins, up to ``REDRAWS`` times
+    (at most ``MAX_POOL_ROWS`` rows in all), and the first draw that keeps the
+    rules replaces it (ages drawn above schooling); its codes stay. All the
+    draws are decoded at once. Returns the order of the rows (those kept by
+    a redraw last), the frame and the new mask of kept rows.
+    """
+    todo = np.flatnonzero(~kept)
+    times = max(1, min(REDRAWS, MAX_POOL_ROWS // len(todo)))
+    again = redecode(np.tile(codes[todo], (times, 1)), rng)  # draw t of row i at t m + i
+    ok = rules_kept(rules, again).reshape(times, len(todo))
+    fixable = ok.any(axis=0)
+    if not fixable.any():
+        return np.arange(len(frame)), frame, kept
+    first = ok.argmax(axis=0)[fixable] * len(todo) + np.flatnonzero(fixable)
+    fixed = todo[fixable]
+    rows = frame.iloc[fixed].reset_index(drop=True)
+    for col, values in again.iloc[first].reset_index(drop=True).items():
+        rows[col] = values
+    rest = np.flatnonzero(~np.isin(np.arange(len(frame)), fixed))
+    frame = pd.concat([frame.iloc[rest], rows], ignore_index=True)
+    return (np.concatenate([rest, fixed]), frame,
+            np.concatenate([kept[rest], np.ones(len(fixed), dtype=bool)]))
+
+
+def _fine_edges(values):
+    """Up to ``FINE_GROUPS - 1`` inner quantiles of the present values."""
     present = values[~np.isnan(values)]
     if present.size == 0:
-        return np.zeros(len(values), dtype=np.int64)
-    edges = np.unique(np.quantile(present, np.linspace(0, 1, FINE_GROUPS + 1)[1:-1]))
+        return np.zeros(0)
+    return np.unique(np.quantile(present, np.linspace(0, 1, FINE_GROUPS + 1)[1:-1]))
+
+
+def _fine_groups(values, edges):
+    """Group of each value between ``edges``, missing last (``len(edges) + 1``)."""
     groups = np.searchsorted(edges, values, side="right")
     return np.where(np.isnan(values), len(edges) + 1, groups).astype(np.int64)
 
@@ -392,6 +462,14 @@ def draft_at_most(X, domain, mark):
       min(b)``, which any two columns keep), and a table with ``a`` and ``b``
       independent would break it on at least ``MIN_BROKEN_ROWS`` rows (so the
       data did not keep it by chance).
+
+    * otherwise, ``k`` the smallest whole number that at most
+      ``MAX_EXCEPTION_SHARE`` of the rows exceed (years of schooling at most
+      the age less 6, with a few coding errors): drafted when the ranges
+      overlap, ``a - b == k`` on ``MIN_TIE_SHARE_WITH_EXCEPTIONS`` of the rows,
+      and an independent pairing would break it on ``EXCEPTION_EVIDENCE``
+      times as many rows as the data do. The synthetic rows keep it on every
+      row.
 
     The rules are then reduced: one that two others imply (``a <= c + k1``,
     ``c <= b + k2``, ``k1 + k2 <= k``) is left out. Read from the data: not
@@ -418,11 +496,8 @@ def draft_at_most(X, domain, mark):
         both = ~(np.isnan(x) | np.isnan(y))
         if both.sum() < max(1, 0.5 * len(x)):
             continue
-        x, y = x[both], y[both]
-        k = float(np.max(x - y))
-        if k == 0 and np.mean((x == y) & (x != 0)) >= MIN_TIE_SHARE:
-            holds[a, b] = 0.0
-        elif k != 0 and _offset_rule_holds(x, y, k):
+        k = _drafted_offset(x[both], y[both])
+        if k is not None:
             holds[a, b] = k
     drafted = {}
     for (a, b), k in sorted(holds.items(),
@@ -432,6 +507,42 @@ def draft_at_most(X, domain, mark):
             drafted.setdefault(a, []).append(_bound_text(b, k))
     for col, bounds in drafted.items():
         domain[col].update({"at_most": bounds[0] if len(bounds) == 1 else bounds, mark: True})
+
+
+def _drafted_offset(x, y):
+    """The ``k`` of the rule ``x <= y + k`` the data hold (see :func:`draft_at_most`), or None."""
+    k = float(np.max(x - y))
+    if k == 0 and np.mean((x == y) & (x != 0)) >= MIN_TIE_SHARE:
+        return 0.0
+    if k != 0 and _offset_rule_holds(x, y, k):
+        return k
+    return _offset_with_exceptions(x, y)
+
+
+def _offset_with_exceptions(x, y):
+    """The ``k`` of ``x <= y + k`` broken on a few rows (coding errors), or None.
+
+    ``k`` is the smallest whole number that at most ``MAX_EXCEPTION_SHARE`` of
+    the rows exceed. Drafted when the ranges overlap, the edge holds
+    ``MIN_TIE_SHARE_WITH_EXCEPTIONS`` of the rows (``x == y != 0`` for ``k == 0``)
+    and an independent pairing would break it on ``EXCEPTION_EVIDENCE`` times as
+    many rows as the data do (and on ``MIN_BROKEN_ROWS``).
+    """
+    difference = np.sort(x - y)
+    allowed = int(MAX_EXCEPTION_SHARE * len(difference))
+    k = float(np.ceil(difference[len(difference) - 1 - allowed]))
+    exceptions = int(np.sum(difference > k))
+    if exceptions == 0:
+        return None  # no exception: the rule is the exact one, refused above
+    if max(np.min(x), np.min(y)) >= min(np.max(x), np.max(y)):
+        return None
+    edge = (x == y) & (x != 0) if k == 0 else x - y == k
+    if np.mean(edge) < MIN_TIE_SHARE_WITH_EXCEPTIONS:
+        return None
+    broken = np.searchsorted(np.sort(y), x - k, side="left").sum() / len(y)
+    if broken < max(MIN_BROKEN_ROWS, EXCEPTION_EVIDENCE * exceptions):
+        return None
+    return k
 
 
 def _offset_rule_holds(x, y, k):

@@ -42,7 +42,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .order_rules import MIN_BROKEN_ROWS, declarations
+from .order_rules import MAX_EXCEPTION_SHARE, MIN_BROKEN_ROWS, declarations
 
 __all__ = ["ValueRule", "check_declared_values", "draft_exactly_when", "draft_only_when",
            "parse_exactly_when", "parse_only_when", "parse_value_rules"]
@@ -56,9 +56,8 @@ MIN_VALUE_ROWS = 5
 MAX_GIVEN_VALUES = 3
 #: draft_only_when drafts ``b == v only when a in S`` where a model with ``a`` and ``b``
 #: independent would break it on at least MIN_BROKEN_ROWS rows (n P(b = v) P(a not in
-#: S)), and lets this share of the rows holding ``v`` break it (Adult: 1 of 19,716
-#: husbands recorded female, 3 of 2,331 wives male: errors of coding an expert would fix).
-MAX_EXCEPTION_SHARE = 0.002
+#: S)), and lets MAX_EXCEPTION_SHARE of the rows holding ``v`` break it (Adult: 3 of 2,331
+#: wives recorded male).
 
 
 @dataclass(frozen=True)

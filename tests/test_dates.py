@@ -66,6 +66,10 @@ def test_a_workload_decodes_days_that_exist_in_their_months():
     before = plain.decode(codes, random_state=0)
     inside = before["day"] <= lengths
     pd.testing.assert_frame_equal(out[inside], before[inside])
+    # the day alone comes with its year and month, and keeps its month
+    some = wl.decode(codes, random_state=0, columns=["day"])
+    assert list(some.columns) == ["year", "month", "day"]
+    assert (some["day"] <= some["month"].map(dict(zip(range(1, 13), MONTH_LENGTHS)))).all()
 
 
 def test_synthetic_rows_of_an_estimator_keep_every_day_in_its_month():

@@ -414,3 +414,28 @@ def test_the_drafter_drafts_no_total_that_one_row_breaks(change):
         warnings.simplefilter("ignore", PrivacyLeakWarning)
         domain = draft_domain(X)
     assert "derived" not in domain["total"]
+
+
+@pytest.mark.parametrize("columns, decoded", [
+    (["ageGroup"], ["age", "ageGroup"]),  # a derived column comes with its source
+    (["age", "sex"], ["age", "sex"]),  # ... and only the derived ones asked for
+    (["education-num", "hour"], ["education", "education-num", "clock", "hour"]),
+])
+def test_decode_can_give_some_columns_only(columns, decoded):
+    X = people(300)
+    wl = people_workload().fit(X)
+    records = wl.encode(X)
+    some = wl.decode(records, random_state=0, columns=columns)
+    assert list(some.columns) == [c for c in X.columns if c in set(decoded)]
+    every = wl.decode(records, random_state=0)
+    for c in some:
+        assert some[c].dtype == every[c].dtype
+    # codes decode to the same values; the derived ones keep their relation
+    for c in ("education", "education-num", "sex"):
+        if c in some:
+            pd.testing.assert_series_equal(some[c], every[c])
+    if "ageGroup" in some:
+        groups = np.asarray(GROUPS, dtype=object)[np.searchsorted([30, 60], some["age"], "right")]
+        assert (some["ageGroup"].to_numpy() == groups).all()
+    if "hour" in some:
+        assert (some["hour"] == some["clock"] // 100).all()
