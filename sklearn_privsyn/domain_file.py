@@ -34,7 +34,9 @@ An object entry may also say
   column holds ``v`` exactly when ``other`` holds one of the ``w``; the
   synthetic rows keep it (:mod:`sklearn_privsyn.value_rules`);
 * ``"only_when"``, the same shape (or a list): the column holds ``v`` only
-  when ``other`` holds one of the ``w``; kept the same way;
+  when ``other`` holds one of the ``w``; kept the same way; with
+  ``"between": [lo, hi]`` in place of ``"values"``, only when the number
+  ``other`` is within ``lo`` and ``hi``;
 * ``"missing": true``: the column may hold missing values (empty cells); it
   gets a missing code, and synthetic rows may miss it. Columns without it
   may not;

@@ -17,7 +17,9 @@ A declaration is ``{column: {"value": v, "column": other, "values": [w, ...]}}``
 ``other`` is one of the ``w``; under ``only_when``, ``column == v`` only when
 ``other`` is one of the ``w`` (an implication: Adult's relationship is
 ``"Husband"`` only when the marital status is a marriage; IBM attrition's job
-role ``"Sales_Executive"`` only in the department ``"Sales"``).
+role ``"Sales_Executive"`` only in the department ``"Sales"``). An
+implication may instead bound a number, ``{"value": v, "column": number,
+"between": [lo, hi]}`` (a job level only within its pay band).
 
 Examples
 --------
@@ -37,15 +39,19 @@ Examples
 from __future__ import annotations
 
 import itertools
+import math
 from collections.abc import Mapping
 from dataclasses import dataclass
+from numbers import Real
 
 import numpy as np
 
+from ._coders import is_number_dtype
+from ._number_spec import float_values
 from .order_rules import MAX_EXCEPTION_SHARE, MIN_BROKEN_ROWS, declarations
 
-__all__ = ["ValueRule", "check_declared_values", "draft_exactly_when", "draft_only_when",
-           "parse_exactly_when", "parse_only_when", "parse_value_rules"]
+__all__ = ["ValueRule", "check_declared_values", "check_ranges_numeric", "draft_exactly_when",
+           "draft_only_when", "parse_exactly_when", "parse_only_when", "parse_value_rules"]
 
 #: draft_exactly_when drafts a rule only for a value held by at least this share of the
 #: rows, and with each of the other column's values held by at least MIN_VALUE_ROWS rows
@@ -62,13 +68,19 @@ MAX_GIVEN_VALUES = 3
 
 @dataclass(frozen=True)
 class ValueRule:
-    """``column == value`` exactly (``exactly=False``: only) when ``given`` is in ``values``."""
+    """``column == value`` exactly (``exactly=False``: only) when ``given`` is in ``values``.
+
+    With ``between=(lo, hi)`` (``only_when`` only), ``given`` is a number and
+    the rule reads ``column == value`` only when ``lo <= given <= hi`` (or
+    ``given`` is missing).
+    """
 
     column: object
     value: object
     given: object
     values: tuple
     exactly: bool = True
+    between: tuple | None = None
 
     @property
     def key(self):
@@ -80,17 +92,27 @@ class ValueRule:
         """The columns the rule reads."""
         return (self.column, self.given)
 
-    #: No number whose values must keep their shares (see order_rules.sample_keeping_rules).
-    numbers = ()
+    @property
+    def numbers(self):
+        """The numbers whose values keep their shares (see order_rules.sample_keeping_rules)."""
+        return () if self.between is None else (self.given,)
 
     def __str__(self):
+        if self.between is not None:
+            lo, hi = self.between
+            return f"{self.column} == {self.value!r} only when {lo:g} <= {self.given} <= {hi:g}"
         return (f"{self.column} == {self.value!r} {'exactly' if self.exactly else 'only'} "
                 f"when {self.given} in {list(self.values)!r}")
 
     def kept(self, frame):
         """Whether each row of ``frame`` keeps the rule."""
         left = frame[self.column].isin([self.value]).to_numpy()
-        right = frame[self.given].isin(list(self.values)).to_numpy()
+        if self.between is not None:
+            x = float_values(frame[self.given])
+            with np.errstate(invalid="ignore"):
+                right = np.isnan(x) | ((x >= self.between[0]) & (x <= self.between[1]))
+        else:
+            right = frame[self.given].isin(list(self.values)).to_numpy()
         return left == right if self.exactly else right | ~left
 
 
@@ -126,19 +148,46 @@ def parse_value_rules(exactly_when, only_when, columns):
 def _parse(spec, columns, exactly):
     rules = []
     key = "exactly_when" if exactly else "only_when"
+    shapes = [{"value", "column", "values"}] + ([] if exactly else [{"value", "column", "between"}])
     for col, rule, where in declarations(spec, columns, key, "rule"):
-        if not isinstance(rule, Mapping) or set(rule) != {"value", "column", "values"}:
+        if not isinstance(rule, Mapping) or set(rule) not in shapes:
             raise ValueError(f"{where} must be {{\"value\": v, \"column\": other, "
-                             f"\"values\": [...]}}; got {rule!r}.")
-        given, values = rule["column"], rule["values"]
+                             f"\"values\": [...]}}" + ("" if exactly else
+                                                       " or {\"value\": v, \"column\": other, "
+                                                       "\"between\": [lo, hi]}")
+                             + f"; got {rule!r}.")
+        given = rule["column"]
         if given not in list(columns):
             raise ValueError(f"{where}: {given!r} is not a column of the table.")
         if given == col:
             raise ValueError(f"{where}: a column cannot be ruled by itself.")
+        if "between" in rule:
+            rules.append(ValueRule(col, rule["value"], given, (), exactly,
+                                   _parse_between(rule["between"], where)))
+            continue
+        values = rule["values"]
         if not isinstance(values, (list, tuple)) or not values:
             raise ValueError(f"{where}: \"values\" must be a non-empty list; got {values!r}.")
         rules.append(ValueRule(col, rule["value"], given, tuple(values), exactly))
     return tuple(rules)
+
+
+def _parse_between(between, where):
+    ok = (isinstance(between, (list, tuple)) and len(between) == 2
+          and all(isinstance(b, Real) and not isinstance(b, bool) and math.isfinite(b)
+                  for b in between))
+    if not ok or between[0] > between[1]:
+        raise ValueError(f"{where}: \"between\" must be two finite numbers [lo, hi] with lo <= "
+                         f"hi; got {between!r}.")
+    return (float(between[0]), float(between[1]))
+
+
+def check_ranges_numeric(rules, frame):
+    """ValueError naming the column when a range rule's column is not numeric (dtypes only)."""
+    for rule in rules:
+        if rule.between is not None and not is_number_dtype(frame[rule.given].dtype):
+            raise ValueError(f"only_when[{rule.column!r}]: column {rule.given!r} is not a number "
+                             f"(dtype {frame[rule.given].dtype}); \"between\" compares numbers.")
 
 
 def check_declared_values(rules, categories):
@@ -149,7 +198,7 @@ def check_declared_values(rules, categories):
     """
     for rule in rules:
         for col, values in ((rule.column, [rule.value]), (rule.given, rule.values)):
-            if col in categories:
+            if col in categories and values:
                 known = set(np.asarray(categories[col], dtype=object).tolist())
                 unknown = [v for v in values if v not in known]
                 if unknown:
