@@ -45,10 +45,11 @@ from dataclasses import dataclass
 from numbers import Real
 
 import numpy as np
+import pandas as pd
 
 from ._coders import is_number_dtype
 from ._number_spec import float_values
-from .order_rules import MAX_EXCEPTION_SHARE, MIN_BROKEN_ROWS, declarations
+from .order_rules import EXCEPTION_EVIDENCE, MAX_EXCEPTION_SHARE, MIN_BROKEN_ROWS, declarations
 
 __all__ = ["ValueRule", "check_declared_values", "check_ranges_numeric", "draft_exactly_when",
            "draft_only_when", "parse_exactly_when", "parse_only_when", "parse_value_rules"]
@@ -64,6 +65,16 @@ MAX_GIVEN_VALUES = 3
 #: independent would break it on at least MIN_BROKEN_ROWS rows (n P(b = v) P(a not in
 #: S)), and lets MAX_EXCEPTION_SHARE of the rows holding ``v`` break it (Adult: 3 of 2,331
 #: wives recorded male).
+#: draft_only_when drafts the ranges of a number beside each value of a listed column only
+#: where the column explains at least this share of the variance of the number's ranks (a
+#: job level of an income, a sub-grade of an interest rate; not the tails any value's
+#: range leaves out).
+MIN_RANK_VARIANCE_EXPLAINED = 0.8
+#: ... and none where one value's range is narrower than this share of the number's span:
+#: the model draws a number inside bins of about a tenth of its span, and a range much
+#: narrower than a bin (a loan sub-grade's interest rate, to the hundredth) is kept only
+#: by leaving most rows out, which moves every other share.
+MIN_RANGE_SPAN_SHARE = 0.05
 
 
 @dataclass(frozen=True)
@@ -261,9 +272,11 @@ def draft_only_when(X, domain, mark):
     ``MIN_VALUE_ROWS`` rows (at most ``MAX_GIVEN_VALUES`` of them), the others
     beside it on at most ``MAX_EXCEPTION_SHARE`` of the rows holding ``v``, and a
     table with ``a`` and ``b`` independent would break it on at least
-    ``MIN_BROKEN_ROWS`` rows (so the data did not keep it by chance). A column
-    with several such values gets a list. Read from the data: not covered by
-    the privacy guarantee until reviewed.
+    ``MIN_BROKEN_ROWS`` rows (so the data did not keep it by chance). For a
+    number ``a`` that ``b`` ranks (see :func:`_drafted_ranges`: a job level
+    and its incomes), ``b == v`` only when ``lo <= a <= hi`` is drafted for
+    each of its values. A column with several such values gets a list. Read
+    from the data: not covered by the privacy guarantee until reviewed.
 
     Examples
     --------
@@ -303,8 +316,55 @@ def draft_only_when(X, domain, mark):
             drafted.setdefault(b, []).append({
                 "value": _plain(v), "column": a,
                 "values": sorted((_plain(w) for w in given), key=str)})
+    numbers = [c for c, e in domain.items() if "bounds" in e]
+    for b, a in itertools.product(listed, numbers):
+        for v, lo, hi in _drafted_ranges(X[b], X[a], domain[b]):
+            drafted.setdefault(b, []).append({"value": v, "column": a, "between": [lo, hi]})
     for b, rules in drafted.items():
         domain[b].update({"only_when": rules[0] if len(rules) == 1 else rules, mark: True})
+
+
+def _drafted_ranges(left, right, entry):
+    """``(v, lo, hi)``: each value ``v`` of ``left`` held only beside ``lo <= right <= hi``.
+
+    Only where ``left`` explains ``MIN_RANK_VARIANCE_EXPLAINED`` of the
+    variance of the ranks of ``right`` (present on half the rows). ``[lo, hi]``
+    holds all but ``MAX_EXCEPTION_SHARE`` of the values beside ``v`` (half in
+    each tail); drafted for ``v`` held by ``MIN_VALUE_SHARE`` of the rows when
+    an independent pairing would break it on ``EXCEPTION_EVIDENCE`` times as
+    many rows as the data do, and on ``MIN_BROKEN_ROWS``. None is drafted
+    when one of these ranges spans less than ``MIN_RANGE_SPAN_SHARE`` of the
+    number's values (the number nearly a function of the column).
+    """
+    x = float_values(right)
+    present = ~np.isnan(x)
+    if present.sum() < 0.5 * len(x):
+        return []
+    ranks = pd.Series(x[present]).rank().to_numpy()
+    groups = pd.Series(ranks).groupby(left.to_numpy()[present])
+    within = float(((ranks - groups.transform("mean").to_numpy()) ** 2).sum())
+    total = float(((ranks - ranks.mean()) ** 2).sum())
+    if total == 0 or 1.0 - within / total < MIN_RANK_VARIANCE_EXPLAINED:
+        return []
+    values = np.sort(x[present])
+    found = []
+    for v, share in left.value_counts(normalize=True).items():
+        if share < MIN_VALUE_SHARE:
+            break
+        beside = x[present & (left == v).to_numpy()]
+        if beside.size < MIN_VALUE_ROWS or not _listed(entry, [v]):
+            continue
+        beside = np.sort(beside)
+        tail = int(MAX_EXCEPTION_SHARE / 2 * beside.size)  # rows left out at each end
+        lo, hi = beside[tail], beside[beside.size - 1 - tail]
+        exceptions = int(np.sum((beside < lo) | (beside > hi)))
+        inside = np.searchsorted(values, hi, "right") - np.searchsorted(values, lo, "left")
+        broken = beside.size * (1.0 - inside / values.size)
+        if hi - lo < MIN_RANGE_SPAN_SHARE * (values[-1] - values[0]):
+            return []  # the number is nearly a function of the column: no range for any value
+        if broken >= max(MIN_BROKEN_ROWS, EXCEPTION_EVIDENCE * exceptions):
+            found.append((_plain(v), _plain(lo), _plain(hi)))
+    return found
 
 
 def _listed(entry, values):

@@ -362,3 +362,46 @@ def test_a_domain_file_declares_ranges():
         parse_domain({"level": {"values": [1], "only_when": {
             "value": 1, "column": "income", "between": [3, 2]}},
             "income": {"bounds": [1000, 20000]}})
+
+
+def test_the_drafter_finds_ranges_where_the_column_ranks_the_number():
+    X = levels()
+    domain = {"level": {"values": [1, 2, 3]}, "city": {"values": ["Lyon", "Oslo"]},
+              "income": {"bounds": [1000, 20000]}}
+    draft_only_when(X, domain, "read_from_data")
+    rules = domain["level"]["only_when"]
+    assert [(r["value"], r["column"]) for r in rules] == [(1, "income"), (2, "income"),
+                                                          (3, "income")]
+    for r in rules:  # the incomes beside the level, but for at most 0.2% of them (the tails)
+        beside = X.loc[X["level"] == r["value"], "income"]
+        lo, hi = r["between"]
+        assert beside.min() <= lo <= hi <= beside.max()
+        assert beside.between(lo, hi).mean() >= 0.998
+    # 1,526 rows of level 1: one left out at each end (861 of level 2: none)
+    assert rules[0]["between"] != [X.loc[X["level"] == 1, "income"].min(),
+                                   X.loc[X["level"] == 1, "income"].max()]
+    assert "only_when" not in domain["city"]  # a city does not rank the incomes
+    with pytest.warns(PrivacyLeakWarning, match="read_from_data"):
+        params = workload_params(domain)
+    assert len(QueryWorkload(**params, k=2).fit(X).value_rules_) == 3
+
+
+def test_the_drafter_leaves_ranges_narrower_than_a_bin_out():
+    # an interest rate for each grade, to the hundredth: a function more than a range, which
+    # the model's bins (a tenth of the span) could keep only by leaving rows out
+    rng = np.random.default_rng(4)
+    grade = rng.choice(list("ABCDE"), 5000)
+    rate = np.array([6.07, 9.43, 12.61, 15.04, 18.06])[np.searchsorted(list("ABCDE"), grade)]
+    X = pd.DataFrame({"grade": grade, "rate": rate + rng.choice([0.0, 0.01], 5000)})
+    domain = {"grade": {"values": list("ABCDE")}, "rate": {"bounds": [5, 31]}}
+    draft_only_when(X, domain, "read_from_data")
+    assert "only_when" not in domain["grade"]
+
+
+def test_the_drafter_finds_no_range_in_the_tails_of_independent_columns():
+    rng = np.random.default_rng(3)
+    X = pd.DataFrame({"group": rng.choice(list("abcd"), 20_000),
+                      "x": np.round(rng.lognormal(8, 1, 20_000))})
+    domain = {"group": {"values": list("abcd")}, "x": {"bounds": [0, float(X["x"].max())]}}
+    draft_only_when(X, domain, "read_from_data")
+    assert "only_when" not in domain["group"]
