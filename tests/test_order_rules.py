@@ -348,6 +348,17 @@ def test_the_command_line_drafts_order_rules_and_says_so(tmp_path, capsys):
     assert drafted["in_role"]["at_most"] == "at_company"
 
 
+def test_the_command_line_says_which_drafted_rules_a_few_rows_break(tmp_path, capsys):
+    X = careers(3000)
+    X.loc[:2, "worked"] = X.loc[:2, "age"] - 10  # three coding errors
+    X.to_csv(tmp_path / "d.csv", index=False)
+    assert main(["domain", str(tmp_path / "d.csv"), "-o", str(tmp_path / "d.json")]) == 0
+    err = capsys.readouterr().err
+    assert "worked <= age - 18" in err
+    assert "a few rows of the data break worked <= age - 18 (coding errors?)" in err
+    assert "break at_company" not in err  # the exact rules are not listed
+
+
 def test_a_derived_column_of_a_ruled_number_stays_its_function():
     # one product: the rules' block (age, worked) is drawn apart from the rest, and the
     # age band derived from age must travel with it

@@ -354,7 +354,8 @@ def cmd_evaluate(args):
 def cmd_domain(args):
     from ..domain_draft import MARK
 
-    draft = _draft(read_source(args.input), args)
+    source = read_source(args.input)
+    draft = _draft(source, args)
     _write_text(dump_domain(draft), args.output)
     marked = [col for col, entry in draft.items() if entry.get(MARK)]
     _note(args, f"drafted the domain of {len(draft)} columns"
@@ -374,12 +375,17 @@ def cmd_domain(args):
         read_as.append(f"times of day written HHMM (clocks): {', '.join(clocks)}")
     if days:
         read_as.append(f"days of their months: {', '.join(days)}")
-    rules = [str(rule) for rule in declared_rules(parse_domain(draft, "the drafted domain"))]
+    rules = declared_rules(parse_domain(draft, "the drafted domain"))
     if rules:
-        read_as.append(f"rules the synthetic rows keep: {', '.join(rules)}")
+        read_as.append(f"rules the synthetic rows keep: {', '.join(str(r) for r in rules)}")
     if read_as:
         _note(args, f"read as {'; '.join(read_as)}; check them against the table's "
                     "documentation")
+    typed = frame_of(source, as_text=False) if rules else None
+    broken = [str(rule) for rule in rules if not rule.kept(typed).all()]
+    if broken:
+        _note(args, f"a few rows of the data break {', '.join(broken)} (coding errors?); "
+                    "the synthetic rows keep every rule on every row")
     return 0
 
 
