@@ -27,7 +27,7 @@ from ._table import (
 from .dates import parse_days_of_month
 from .derived import check_sources, split_derived
 from .order_rules import check_numeric, parse_at_most
-from .value_rules import check_declared_values, check_ranges_numeric, parse_value_rules
+from .value_rules import check_declared_values, parse_value_rules
 
 
 class BaseTableEncoding(TransformerMixin, BaseEstimator):
@@ -74,9 +74,8 @@ class BaseTableEncoding(TransformerMixin, BaseEstimator):
             self.feature_names_in_ = np.asarray(columns, dtype=object)
         self.table_columns_ = columns
         self.order_rules_ = parse_at_most(self.at_most, columns)
-        check_numeric(self.order_rules_, X)
         self.value_rules_ = parse_value_rules(self.exactly_when, self.only_when, columns)
-        check_ranges_numeric(self.value_rules_, X)
+        check_numeric(self.order_rules_ + self.value_rules_, X)
         self.derived_, X, cuts = split_derived(X, self)
         self.columns_ = tuple(X.columns)
         self.days_of_month_ = parse_days_of_month(self.days_of_month, columns)

@@ -101,6 +101,9 @@ class OrderRule:
     bound: object
     offset: float = 0.0
 
+    #: The declaration's name.
+    key = "at_most"
+
     @property
     def columns(self):
         """The columns the rule reads."""
@@ -203,13 +206,17 @@ def declarations(spec, columns, name, what):
 
 
 def check_numeric(rules, frame):
-    """ValueError naming a rule's column that is not numeric in ``frame`` (dtypes only)."""
+    """ValueError naming a rule's column that is not numeric in ``frame`` (dtypes only).
+
+    The columns checked are each rule's ``numbers``: both sides of an order
+    rule, the number of a value rule with a range.
+    """
     for rule in rules:
-        for col in rule.columns:
+        for col in rule.numbers:
             dtype = frame[col].dtype
             if not is_number_dtype(dtype):
-                raise ValueError(f"at_most[{rule.column!r}]: column {col!r} is not a number "
-                                 f"(dtype {dtype}); order rules compare numbers.")
+                raise ValueError(f"{rule.key}[{rule.column!r}]: column {col!r} is not a number "
+                                 f"(dtype {dtype}); the rule compares numbers.")
 
 
 def rules_kept(rules, frame):
@@ -322,22 +329,19 @@ def sample_keeping_rules(draw, rules, sizes, n_samples, rng, *, block=None, rede
     coded = range(len(sizes)) if block is None else [i for _, i in block if i is not None]
     keep = None if block is None else [c for c, _ in block]
     wanted = (POOL_KEPT_PER_ROW if block is None else BLOCK_KEPT_PER_ROW) * n_samples
-    def number_values(frame):
-        return (np.column_stack([float_values(frame[col]) for col in numbers]) if numbers
-                else np.zeros((len(frame), 0)))
-
     codes, drawn_values, values, kept, frames = [], [], [], [], []
     while (not codes or sum(len(f) for f in frames) < wanted
            and len(codes) < MAX_BATCHES and len(codes) * batch < MAX_POOL_ROWS):
         c, f = draw(batch, rng)
         k = rules_kept(rules, f)
-        drawn = number_values(f)
+        drawn = final = _number_values(f, numbers)
         if redecode is not None and numbers and not k.all():
             order, f, k = _redraw_values(redecode, rules, c, f, k, rng)
             c, drawn = c[order], drawn[order]
+            final = _number_values(f, numbers)
         codes.append(c if block is None else c[:, coded])
         drawn_values.append(drawn)
-        values.append(number_values(f))
+        values.append(final)
         kept.append(k)
         frames.append(f[k] if keep is None else f.loc[k, keep])
     kept = np.concatenate(kept)
@@ -351,10 +355,11 @@ def sample_keeping_rules(draw, rules, sizes, n_samples, rng, *, block=None, rede
                       f"{n_samples:,}, some of them repeated.", UserWarning, stacklevel=3)
     # the targets: the shares of the model's own draws; the kept rows' values may have been
     # drawn again inside their bins
-    edges = [_fine_edges(v) for v in np.concatenate(drawn_values).T]
-    model = np.column_stack([np.concatenate(codes)] + [
-        _fine_groups(v, e) for v, e in zip(np.concatenate(drawn_values).T, edges)])
-    groups = np.column_stack([np.concatenate(codes)] + [
+    codes, drawn_values = np.concatenate(codes), np.concatenate(drawn_values)
+    edges = [_fine_edges(v) for v in drawn_values.T]
+    model = np.column_stack([codes] + [
+        _fine_groups(v, e) for v, e in zip(drawn_values.T, edges)])
+    groups = np.column_stack([codes] + [
         _fine_groups(v, e) for v, e in zip(np.concatenate(values).T, edges)])
     group_sizes = [sizes[i] for i in coded] + [len(e) + 2 for e in edges]
     targets = [np.bincount(g, minlength=s) / len(g) for g, s in zip(model.T, group_sizes)]
@@ -404,6 +409,13 @@ def capped_shares(weights, n_samples):
         shares = np.where(capped, cap, shares * (1.0 - cap * capped.sum()) / free.sum())
 
 
+def _number_values(frame, numbers):
+    """The values of the columns ``numbers`` of ``frame`` (NaN where missing), as columns."""
+    if not numbers:
+        return np.zeros((len(frame), 0))
+    return np.column_stack([float_values(frame[col]) for col in numbers])
+
+
 def _redraw_values(redecode, rules, codes, frame, kept, rng):
     """``frame`` with the rows breaking ``rules`` decoded again from their codes.
 
@@ -425,7 +437,9 @@ def _redraw_values(redecode, rules, codes, frame, kept, rng):
     rows = frame.iloc[fixed].reset_index(drop=True)
     for col, values in again.iloc[first].reset_index(drop=True).items():
         rows[col] = values
-    rest = np.flatnonzero(~np.isin(np.arange(len(frame)), fixed))
+    stay = np.ones(len(frame), dtype=bool)
+    stay[fixed] = False
+    rest = np.flatnonzero(stay)
     frame = pd.concat([frame.iloc[rest], rows], ignore_index=True)
     return (np.concatenate([rest, fixed]), frame,
             np.concatenate([kept[rest], np.ones(len(fixed), dtype=bool)]))
@@ -461,8 +475,7 @@ def draft_at_most(X, domain, mark):
       ranges do not imply it (``k`` is above ``max(a) -
       min(b)``, which any two columns keep), and a table with ``a`` and ``b``
       independent would break it on at least ``MIN_BROKEN_ROWS`` rows (so the
-      data did not keep it by chance).
-
+      data did not keep it by chance);
     * otherwise, ``k`` the smallest whole number that at most
       ``MAX_EXCEPTION_SHARE`` of the rows exceed (years of schooling at most
       the age less 6, with a few coding errors): drafted when the ranges
@@ -534,13 +547,12 @@ def _offset_with_exceptions(x, y):
     exceptions = int(np.sum(difference > k))
     if exceptions == 0:
         return None  # no exception: the rule is the exact one, refused above
-    if max(np.min(x), np.min(y)) >= min(np.max(x), np.max(y)):
+    if not _ranges_overlap(x, y):
         return None
     edge = (x == y) & (x != 0) if k == 0 else x - y == k
     if np.mean(edge) < MIN_TIE_SHARE_WITH_EXCEPTIONS:
         return None
-    broken = np.searchsorted(np.sort(y), x - k, side="left").sum() / len(y)
-    if broken < max(MIN_BROKEN_ROWS, EXCEPTION_EVIDENCE * exceptions):
+    if _independent_breaks(x, y, k) < max(MIN_BROKEN_ROWS, EXCEPTION_EVIDENCE * exceptions):
         return None
     return k
 
@@ -554,11 +566,21 @@ def _offset_rule_holds(x, y, k):
     """
     if not float(k).is_integer() or k >= np.max(x) - np.min(y):
         return False
-    if max(np.min(x), np.min(y)) >= min(np.max(x), np.max(y)):
-        return False  # ranges apart: not two counts of one kind (an income and an age)
+    if not _ranges_overlap(x, y):
+        return False
     if np.mean(x - y == k) < MIN_TIE_SHARE:
         return False
-    # share of the n * n pairs (x_i, y_j) with x_i > y_j + k: the rows a table with the
-    # two independent would break the rule on, out of n
-    broken = np.searchsorted(np.sort(y), x - k, side="left").sum() / len(y)
-    return broken >= MIN_BROKEN_ROWS
+    return _independent_breaks(x, y, k) >= MIN_BROKEN_ROWS
+
+
+def _ranges_overlap(x, y):
+    """Whether the ranges overlap: two counts of one kind, not an income and an age."""
+    return max(np.min(x), np.min(y)) < min(np.max(x), np.max(y))
+
+
+def _independent_breaks(x, y, k):
+    """Rows a table with ``x`` and ``y`` independent would break ``x <= y + k`` on.
+
+    The share of the ``n * n`` pairs ``(x_i, y_j)`` with ``x_i > y_j + k``, times ``n``.
+    """
+    return np.searchsorted(np.sort(y), x - k, side="left").sum() / len(y)

@@ -47,12 +47,11 @@ from numbers import Real
 import numpy as np
 import pandas as pd
 
-from ._coders import is_number_dtype
 from ._number_spec import float_values
 from .order_rules import EXCEPTION_EVIDENCE, MAX_EXCEPTION_SHARE, MIN_BROKEN_ROWS, declarations
 
-__all__ = ["ValueRule", "check_declared_values", "check_ranges_numeric", "draft_exactly_when",
-           "draft_only_when", "parse_exactly_when", "parse_only_when", "parse_value_rules"]
+__all__ = ["ValueRule", "check_declared_values", "draft_exactly_when", "draft_only_when",
+           "parse_exactly_when", "parse_only_when", "parse_value_rules"]
 
 #: draft_exactly_when drafts a rule only for a value held by at least this share of the
 #: rows, and with each of the other column's values held by at least MIN_VALUE_ROWS rows
@@ -191,14 +190,6 @@ def _parse_between(between, where):
         raise ValueError(f"{where}: \"between\" must be two finite numbers [lo, hi] with lo <= "
                          f"hi; got {between!r}.")
     return (float(between[0]), float(between[1]))
-
-
-def check_ranges_numeric(rules, frame):
-    """ValueError naming the column when a range rule's column is not numeric (dtypes only)."""
-    for rule in rules:
-        if rule.between is not None and not is_number_dtype(frame[rule.given].dtype):
-            raise ValueError(f"only_when[{rule.column!r}]: column {rule.given!r} is not a number "
-                             f"(dtype {frame[rule.given].dtype}); \"between\" compares numbers.")
 
 
 def check_declared_values(rules, categories):

@@ -171,8 +171,10 @@ class QueryWorkload(BaseTableEncoding):
         Column -> ``{"value": v, "column": other, "values": [w, ...]}`` (or a
         list of these): the column holds ``v`` only when ``other`` holds one
         of the ``w`` (a husband is married; a sales executive works in
-        sales), kept by every estimator's ``sample``. Public knowledge, no
-        budget.
+        sales), kept by every estimator's ``sample``; ``{"value": v, "column":
+        number, "between": [lo, hi]}`` in place of ``"values"``: only when the
+        number is within ``lo`` and ``hi`` (a job level's pay band). Public
+        knowledge, no budget.
     random_state : int, RandomState instance or None, default=None
         Seed of the random choice of marginals.
 

@@ -96,11 +96,11 @@ def _choose_workload(args, params, frame):
     )
 
 
-def _draft(source, args, *, quiet=False):
-    """A domain drafted from the data by ``privsyn domain``'s rules; warnings on stderr."""
+def _draft(typed, args, *, quiet=False):
+    """A domain drafted from the typed table (``frame_of(source, as_text=False)``) by
+    ``privsyn domain``'s rules; warnings on stderr."""
     from ..domain_draft import draft_domain
 
-    typed = frame_of(source, as_text=False)
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         draft = draft_domain(typed, max_categories=args.max_categories, bins=args.bins,
@@ -138,7 +138,8 @@ def _read_with_domain(args, path, *, quiet_draft=False):
     """(table in domain order, the file's columns, params) for fit and evaluate."""
     source = read_source(path)
     if args.domain is None:
-        params = parse_domain(_draft(source, args, quiet=quiet_draft), "the drafted domain")
+        params = parse_domain(_draft(frame_of(source, as_text=False), args, quiet=quiet_draft),
+                              "the drafted domain")
     else:
         params = read_domain(args.domain)
         if not quiet_draft:
@@ -354,8 +355,8 @@ def cmd_evaluate(args):
 def cmd_domain(args):
     from ..domain_draft import MARK
 
-    source = read_source(args.input)
-    draft = _draft(source, args)
+    typed = frame_of(read_source(args.input), as_text=False)
+    draft = _draft(typed, args)
     _write_text(dump_domain(draft), args.output)
     marked = [col for col, entry in draft.items() if entry.get(MARK)]
     _note(args, f"drafted the domain of {len(draft)} columns"
@@ -381,7 +382,6 @@ def cmd_domain(args):
     if read_as:
         _note(args, f"read as {'; '.join(read_as)}; check them against the table's "
                     "documentation")
-    typed = frame_of(source, as_text=False) if rules else None
     broken = [str(rule) for rule in rules if not rule.kept(typed).all()]
     if broken:
         _note(args, f"a few rows of the data break {', '.join(broken)} (coding errors?); "
