@@ -65,6 +65,10 @@ class BaseSynthesizer(BaseEstimator):
     number_measurements_ : dict
         Column -> the noisy tree levels and candidate counts measured (a DP
         output); empty when nothing was measured.
+    number_noise_ : dict
+        Column -> the noise sd of its measured counts (fractions of the rows):
+        the same for every column, or, with columns that may be missing,
+        growing with each column's share of present rows (measured first).
     synthesis_rho_ : float
         The budget left for the synthesizer's own mechanisms.
     """
@@ -256,7 +260,7 @@ class BaseSynthesizer(BaseEstimator):
         # a subclass without the parameter plans with rho_ and measures no numbers
         share = getattr(self, "number_share", 0.0)
         plan = plan_numbers(coders, n, self.rho_, share, self._measured_marginals(n))
-        self.number_measurements_ = {}
+        self.number_measurements_, self.number_noise_ = {}, {}
         if plan is None:
             self.number_share_ = 0.0
             self.synthesis_rho_ = self.rho_
@@ -264,11 +268,12 @@ class BaseSynthesizer(BaseEstimator):
         (number_rng,) = rng.spawn(1)
         by_name = {c.name: c for c in coders}
         noisy = measure_numbers(plan, rows, n, self.ledger_, number_rng)
-        refined = {g.name: refine_coder(by_name[g.name], g, *noisy[g.name], plan.sigma)
+        refined = {g.name: refine_coder(by_name[g.name], g, *noisy[g.name])
                    for g in plan.grids}
         workload._replace_coders(refined)
         self.number_measurements_ = {name: np.concatenate([*levels, candidates])
-                                     for name, (levels, candidates) in noisy.items()}
+                                     for name, (levels, candidates, _) in noisy.items()}
+        self.number_noise_ = {name: sd for name, (_, _, sd) in noisy.items()}
         self.number_share_ = plan.share
         self.synthesis_rho_ = self.ledger_.rho_remaining
 

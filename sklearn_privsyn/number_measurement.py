@@ -26,6 +26,7 @@ __all__ = [
     "LEVELS_MAX",
     "LEVELS_MIN",
     "NOISE_MAX",
+    "PRESENT_FLOOR_SD",
     "SHARE_MAX",
     "SHARE_MIN",
     "NumberGrid",
@@ -35,6 +36,7 @@ __all__ = [
     "number_counts",
     "numbers_sensitivity",
     "plan_numbers",
+    "present_noise",
     "round_grid_values",
 ]
 
@@ -52,6 +54,10 @@ SHARE_MIN, SHARE_MAX = 0.05, 0.25
 #: The default measures nothing when its noise sd (a fraction of the rows) would exceed
 #: this: the largest per-cell noise at which AdaptiveProjection measures marginals at all.
 NOISE_MAX = 0.03
+
+#: A missable column's noisy share of present rows counts as at least this many noise sd
+#: (of the present counts' measurement) when the numbers' noise is set.
+PRESENT_FLOOR_SD = 2.0
 
 # Planned charges sit this fraction below their share, so that rounding in
 # sigma -> rho can never push the ledger over the budget.
@@ -216,13 +222,24 @@ def numbers_sensitivity(grids, n):
 
 @dataclass(frozen=True)
 class NumberPlan:
-    """The public plan of the numbers' measurement: grids, sensitivity, noise and cost."""
+    """The public plan of the numbers' measurement: grids, sensitivity, noise and cost.
+
+    ``sigma`` and ``sensitivity`` are those of one Gaussian over every grid
+    with equal noise, which is the whole measurement when no column may be
+    missing. Otherwise ``present_rho`` of the total ``rho`` first measures the
+    present counts of the ``missable`` columns (noise sd ``present_sigma``),
+    and the trees get the rest with a noise that grows with each column's
+    share of present rows (:func:`present_noise`).
+    """
 
     grids: tuple
     share: float
     sensitivity: float
     sigma: float
     rho: float
+    missable: tuple = ()
+    present_sigma: float = 0.0
+    present_rho: float = 0.0
 
 
 def default_number_share(n_partitions, n_marginals):
@@ -308,8 +325,18 @@ def plan_numbers(coders, n, rho, share, n_marginals):
     sigma = gaussian_sigma(sensitivity, s * rho * (1.0 - _BUDGET_MARGIN))
     if share == "auto" and sigma > NOISE_MAX:
         return None
-    return NumberPlan(tuple(grids), s, sensitivity, sigma,
-                      gaussian_mechanism_rho(sensitivity, sigma))
+    total = gaussian_mechanism_rho(sensitivity, sigma)
+    measured = {g.name for g in grids}  # grids keep their coders' order
+    missable = tuple(bool(c.missing) for c in coders if c.name in measured)
+    k = sum(missable)
+    if not k:
+        return NumberPlan(tuple(grids), s, sensitivity, sigma, total)
+    # the present counts at about the noise of one node: k of the k + 2T squares
+    partitions = sum(g.n_partitions for g in grids)
+    present_rho = total * k / (k + 2.0 * partitions)
+    present_sigma = gaussian_sigma(math.sqrt(k) / n, present_rho)
+    return NumberPlan(tuple(grids), s, sensitivity, sigma, total, missable, present_sigma,
+                      gaussian_mechanism_rho(math.sqrt(k) / n, present_sigma))
 
 
 def _column_counts(frame, grids):
@@ -349,18 +376,73 @@ def number_counts(grids, rows):
     return total
 
 
+def present_noise(plan, present, n):
+    """Noise sd of each grid's nodes, given each column's share of present rows.
+
+    A column present in a share ``p`` of the rows gets nodes with noise sd
+    ``tau sqrt(p)``: for the budget ``rho - present_rho`` this minimises the
+    sum over every node of its variance relative to its column's present
+    rows, ``sum_c T_c (sigma_c / p_c)**2`` for ``T_c`` partitions; with every
+    ``p`` equal to 1 it is the plan's equal noise. Returns
+    ``(sigmas, sensitivity)``: the sd of each grid and the L2 sensitivity of
+    the counts divided by them (their Gaussian then has noise sd 1).
+
+    Examples
+    --------
+    >>> from sklearn_privsyn.numbers import NumberGrid, NumberPlan, present_noise
+    >>> grids = (NumberGrid.of("a", 0, 100, 1.0, 10), NumberGrid.of("b", 0, 100, 1.0, 10))
+    >>> plan = NumberPlan(grids, 0.1, 0.0, 0.0, 0.02, (False, True), 0.0, 0.0)
+    >>> sigmas, _ = present_noise(plan, [1.0, 0.25], 1000)
+    >>> round(float(sigmas[1] / sigmas[0]), 3)   # sqrt(0.25)
+    0.5
+    """
+    parts = np.array([g.n_partitions for g in plan.grids], float)
+    present = np.asarray(present, float)
+    rest = plan.rho - plan.present_rho
+    tau = math.sqrt(float(np.sum(parts / present)) / (n * n * rest))
+    sigmas = tau * np.sqrt(present)
+    sensitivity = math.sqrt(float(np.sum(2.0 * parts / sigmas**2))) / n
+    return sigmas, sensitivity
+
+
+def _present_shares(plan, roots):
+    """Each grid's share of present rows from the noisy present counts (post-processing).
+
+    A column that may not be missing is present on every row. A noisy count
+    is kept within ``[PRESENT_FLOOR_SD * present_sigma, 1]``: a column
+    (nearly) always missing cannot take the whole budget.
+    """
+    present = np.ones(len(plan.grids))
+    floor = min(PRESENT_FLOOR_SD * plan.present_sigma, 1.0)
+    present[np.asarray(plan.missable, bool)] = np.clip(roots, floor, 1.0)
+    return present
+
+
 def measure_numbers(plan, rows, n, ledger, rng):
-    """PRIVATE: the one Gaussian measurement of every planned grid, charged to ``ledger``.
+    """PRIVATE: the Gaussian measurement of every planned grid, charged to ``ledger``.
 
     ``rows`` are the private table (pandas, or a Dask DataFrame) of ``n`` rows.
-    Returns the noisy vector split per column: ``{column: (levels, candidates)}``.
+    With missable columns, their present counts are measured first and set
+    each grid's noise (:func:`present_noise`); two charges then, both
+    ``number_histogram``. Returns the noisy vector split per column with its
+    noise sd: ``{column: (levels, candidates, sigma)}``.
     """
-    # PRIVATE: the true counts, read only by the Gaussian mechanism below
+    # PRIVATE: the true counts, read only by the Gaussian mechanisms below
     true = number_counts(plan.grids, rows).astype(float) / n
-    ledger.charge("number_histogram", plan.rho)
-    noisy = number_histogram(true, plan.sensitivity, plan.sigma, rng)
-    out, start = {}, 0
-    for g in plan.grids:
-        out[g.name] = g.split(noisy[start:start + g.size])
-        start += g.size
-    return out
+    sizes = [g.size for g in plan.grids]
+    starts = np.cumsum([0] + sizes)
+    if any(plan.missable):
+        roots = true[starts[:-1][np.asarray(plan.missable, bool)]]  # root: present rows
+        k = len(roots)
+        ledger.charge("number_histogram", plan.present_rho)
+        noisy_roots = number_histogram(roots, math.sqrt(k) / n, plan.present_sigma, rng)
+        sigmas, sensitivity = present_noise(plan, _present_shares(plan, noisy_roots), n)
+        scale = np.repeat(sigmas, sizes)
+        ledger.charge("number_histogram", gaussian_mechanism_rho(sensitivity, 1.0))
+        noisy = number_histogram(true / scale, sensitivity, 1.0, rng) * scale
+    else:
+        sigmas = np.full(len(plan.grids), plan.sigma)
+        ledger.charge("number_histogram", plan.rho)
+        noisy = number_histogram(true, plan.sensitivity, plan.sigma, rng)
+    return {g.name: (*g.split(noisy[a:b]), float(sd))
+            for g, a, b, sd in zip(plan.grids, starts[:-1], starts[1:], sigmas)}

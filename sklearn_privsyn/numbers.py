@@ -58,6 +58,7 @@ from .number_measurement import (  # noqa: F401
     LEVELS_MAX,
     LEVELS_MIN,
     NOISE_MAX,
+    PRESENT_FLOOR_SD,
     SHARE_MAX,
     SHARE_MIN,
     NumberGrid,
@@ -67,6 +68,7 @@ from .number_measurement import (  # noqa: F401
     number_counts,
     numbers_sensitivity,
     plan_numbers,
+    present_noise,
     round_grid_values,
 )
 
@@ -79,6 +81,7 @@ __all__ = [
     "number_counts",
     "numbers_sensitivity",
     "plan_numbers",
+    "present_noise",
     "refine_coder",
 ]
 

@@ -20,16 +20,19 @@ from sklearn_privsyn import FEM, MWEM, AdaptiveProjection, DualQuery, QueryWorkl
 from sklearn_privsyn._coders import BinnedCoder
 from sklearn_privsyn.numbers import (
     LEVELS_EXACT_MAX,
+    PRESENT_FLOOR_SD,
     SHARE_MAX,
     SHARE_MIN,
     InBinSampler,
     NumberGrid,
     default_number_share,
+    measure_numbers,
+    number_counts,
     numbers_sensitivity,
     plan_numbers,
     point_threshold,
 )
-from sklearn_privsyn.privacy import epsilon_to_rho
+from sklearn_privsyn.privacy import PrivacyLedger, epsilon_to_rho
 
 
 def table(n=2000, seed=0):
@@ -134,6 +137,79 @@ def test_the_noise_is_the_gaussian_of_the_planned_cost():
     for g in plan.grids:
         if not g.exact:
             assert 2.0**-g.levels >= plan.sigma or g.levels == 3
+
+
+def joint_table(n=20000, present=0.25, seed=0):
+    """An income on every row and a joint income present on a share of them."""
+    rng = np.random.default_rng(seed)
+    income = np.round(rng.lognormal(11.5, 0.5, n), -2)
+    return pd.DataFrame({"joint": np.where(rng.random(n) < present, income, np.nan),
+                         "own": np.round(rng.lognormal(11, 0.6, n), -2)})
+
+
+def joint_workload():
+    return QueryWorkload(bounds={"joint": (10000, 1000000), "own": (0, 1000000)},
+                         bins={"joint": 10, "own": 10}, handle_missing=["joint"], k=1)
+
+
+def test_a_missable_column_is_measured_first_and_its_noise_follows_its_present_rows():
+    X = joint_table()
+    n = len(X)
+    est = AdaptiveProjection(epsilon=5.0, workload=joint_workload(), number_share=0.3,
+                             random_state=0).fit(X)
+    charges = [e for e in est.ledger_.entries if e.mechanism == "number_histogram"]
+    assert [e.count for e in charges] == [1, 1]
+    present, trees = charges
+    T = {c: _partitions(v) for c, v in est.number_measurements_.items()}
+    total = 0.3 * est.rho_
+    # the present counts: one count (k = 1) at about one node's noise, 1 / (1 + 2T) of it
+    assert present.rho == pytest.approx(total / (1 + 2 * sum(T.values())), rel=1e-6)
+    # the trees: sum over columns of (2 T_c / n**2) / (2 sigma_c**2), the rest of the share
+    sd = est.number_noise_
+    assert trees.rho == pytest.approx(sum(T[c] / (n * n * sd[c] ** 2) for c in T), rel=1e-9)
+    assert present.rho + trees.rho == pytest.approx(total, rel=1e-6)
+    assert present.rho + trees.rho <= total
+    # sd ratio sqrt(p): the joint income is on a quarter of the rows
+    assert sd["joint"] / sd["own"] == pytest.approx(0.5, abs=0.03)
+
+
+def test_without_missable_columns_the_trees_have_one_noise_and_one_charge():
+    X = joint_table().fillna(50000.0)
+    wl = joint_workload().set_params(handle_missing="error")
+    est = AdaptiveProjection(epsilon=5.0, workload=wl, number_share=0.3, random_state=0).fit(X)
+    charges = [e for e in est.ledger_.entries if e.mechanism == "number_histogram"]
+    assert len(charges) == 1 and charges[0].count == 1
+    assert est.number_noise_["joint"] == est.number_noise_["own"]
+
+
+@pytest.mark.parametrize("present", [0.25, 0.0])
+def test_the_measured_noise_has_the_sd_it_claims(present):
+    # 300 measurements of the same table: every node's error over its claimed sd is N(0, 1)
+    X = joint_table(4000, present=present)
+    wl = joint_workload().fit(X)
+    coders = [c for c in wl.encoder_.coders if isinstance(c, BinnedCoder)]
+    plan = plan_numbers(coders, len(X), 0.5, 0.2, 2)
+    assert plan.missable == (True, False) and plan.present_rho > 0
+    true = number_counts(plan.grids, X) / len(X)
+    z, ratios = [], []
+    for seed in range(300):
+        ledger = PrivacyLedger()
+        out = measure_numbers(plan, X, len(X), ledger, np.random.default_rng(seed))
+        assert ledger.rho_spent == pytest.approx(plan.rho, rel=1e-9)
+        noisy = np.concatenate([np.concatenate([*lv, c]) for lv, c, _ in out.values()])
+        sd = np.concatenate([np.full(g.size, out[g.name][2]) for g in plan.grids])
+        z.append((noisy - true) / sd)
+        ratios.append(out["joint"][2] / out["own"][2])
+    z = np.concatenate(z)
+    assert abs(z.mean()) < 0.01 and abs(z.std() - 1.0) < 0.01
+    assert stats.kstest(z[::7], "norm").pvalue > 0.001
+    # a column (nearly) never present is held at the floor: it cannot take the budget
+    floor = math.sqrt(PRESENT_FLOOR_SD * plan.present_sigma)
+    assert min(ratios) >= floor - 1e-12
+    if present == 0.0:
+        assert np.median(ratios) == pytest.approx(floor)
+    else:
+        assert np.mean(ratios) == pytest.approx(0.5, abs=0.02)
 
 
 def test_no_binned_column_spends_nothing_and_draws_nothing():
