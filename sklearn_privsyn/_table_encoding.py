@@ -97,7 +97,8 @@ class BaseTableEncoding(TransformerMixin, BaseEstimator):
         warn_learned_domain(learned)
         check_sources(self.derived_, encoder.coders)
         self._set_encoder(encoder)
-        check_declared_values(self.value_rules_, self.categories_)
+        check_declared_values(self.value_rules_, self.categories_,
+                              {c.name for c in encoder.coders if c.missing})
 
         if not schema_only:
             # Validate every value now, so that errors surface at fit time.

@@ -36,7 +36,8 @@ An object entry may also say
 * ``"only_when"``, the same shape (or a list): the column holds ``v`` only
   when ``other`` holds one of the ``w``; kept the same way; with
   ``"between": [lo, hi]`` in place of ``"values"``, only when the number
-  ``other`` is within ``lo`` and ``hi``;
+  ``other`` is within ``lo`` and ``hi``; with ``"missing": true`` in place of
+  ``"values"`` (both keys), exactly (only) when ``other`` is missing;
 * ``"missing": true``: the column may hold missing values (empty cells); it
   gets a missing code, and synthetic rows may miss it. Columns without it
   may not;

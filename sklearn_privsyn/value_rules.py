@@ -19,7 +19,10 @@ A declaration is ``{column: {"value": v, "column": other, "values": [w, ...]}}``
 ``"Husband"`` only when the marital status is a marriage; IBM attrition's job
 role ``"Sales_Executive"`` only in the department ``"Sales"``). An
 implication may instead bound a number, ``{"value": v, "column": number,
-"between": [lo, hi]}`` (a job level only within its pay band).
+"between": [lo, hi]}`` (a job level only within its pay band), and either
+may tie a value to another column's missing values, ``{"value": v, "column":
+other, "missing": true}`` (a loan is an individual application exactly when
+its joint income is missing).
 
 Examples
 --------
@@ -82,7 +85,8 @@ class ValueRule:
 
     With ``between=(lo, hi)`` (``only_when`` only), ``given`` is a number and
     the rule reads ``column == value`` only when ``lo <= given <= hi`` (or
-    ``given`` is missing).
+    ``given`` is missing). With ``missing=True``, it reads ``column == value``
+    exactly (only) when ``given`` is missing.
     """
 
     column: object
@@ -91,6 +95,7 @@ class ValueRule:
     values: tuple
     exactly: bool = True
     between: tuple | None = None
+    missing: bool = False
 
     @property
     def key(self):
@@ -111,6 +116,9 @@ class ValueRule:
         if self.between is not None:
             lo, hi = self.between
             return f"{self.column} == {self.value!r} only when {lo:g} <= {self.given} <= {hi:g}"
+        if self.missing:
+            return (f"{self.column} == {self.value!r} {'exactly' if self.exactly else 'only'} "
+                    f"when {self.given} is missing")
         return (f"{self.column} == {self.value!r} {'exactly' if self.exactly else 'only'} "
                 f"when {self.given} in {list(self.values)!r}")
 
@@ -121,6 +129,8 @@ class ValueRule:
             x = float_values(frame[self.given])
             with np.errstate(invalid="ignore"):
                 right = np.isnan(x) | ((x >= self.between[0]) & (x <= self.between[1]))
+        elif self.missing:
+            right = frame[self.given].isna().to_numpy()
         else:
             right = frame[self.given].isin(list(self.values)).to_numpy()
         return left == right if self.exactly else right | ~left
@@ -158,13 +168,15 @@ def parse_value_rules(exactly_when, only_when, columns):
 def _parse(spec, columns, exactly):
     rules = []
     key = "exactly_when" if exactly else "only_when"
-    shapes = [{"value", "column", "values"}] + ([] if exactly else [{"value", "column", "between"}])
+    shapes = [{"value", "column", "values"}, {"value", "column", "missing"}] + (
+        [] if exactly else [{"value", "column", "between"}])
     for col, rule, where in declarations(spec, columns, key, "rule"):
         if not isinstance(rule, Mapping) or set(rule) not in shapes:
             raise ValueError(f"{where} must be {{\"value\": v, \"column\": other, "
                              f"\"values\": [...]}}" + ("" if exactly else
-                                                       " or {\"value\": v, \"column\": other, "
+                                                       ", {\"value\": v, \"column\": other, "
                                                        "\"between\": [lo, hi]}")
+                             + " or {\"value\": v, \"column\": other, \"missing\": true}"
                              + f"; got {rule!r}.")
         given = rule["column"]
         if given not in list(columns):
@@ -174,6 +186,12 @@ def _parse(spec, columns, exactly):
         if "between" in rule:
             rules.append(ValueRule(col, rule["value"], given, (), exactly,
                                    _parse_between(rule["between"], where)))
+            continue
+        if "missing" in rule:
+            if rule["missing"] is not True:
+                raise ValueError(f"{where}: \"missing\" must be true (the rule ties the value "
+                                 f"to {given!r} being missing); got {rule['missing']!r}.")
+            rules.append(ValueRule(col, rule["value"], given, (), exactly, missing=True))
             continue
         values = rule["values"]
         if not isinstance(values, (list, tuple)) or not values:
@@ -192,13 +210,19 @@ def _parse_between(between, where):
     return (float(between[0]), float(between[1]))
 
 
-def check_declared_values(rules, categories):
+def check_declared_values(rules, categories, missable=None):
     """ValueError naming the column when a rule's value is not among a listed column's values.
 
     ``categories``: column -> its listed values (the workload's ``categories_``);
-    columns not listed are not checked.
+    columns not listed are not checked. ``missable``: the columns that may be
+    missing, when known; a rule on another column's missing values needs it
+    among them.
     """
     for rule in rules:
+        if rule.missing and missable is not None and rule.given not in missable:
+            raise ValueError(f"{rule.key}[{rule.column!r}]: column {rule.given!r} may not be "
+                             "missing (declare it in handle_missing, or \"missing\": true in a "
+                             "domain file), so the rule could never hold.")
         for col, values in ((rule.column, [rule.value]), (rule.given, rule.values)):
             if col in categories and values:
                 known = set(np.asarray(categories[col], dtype=object).tolist())
@@ -228,6 +252,10 @@ def draft_exactly_when(X, domain, mark):
     >>> draft_exactly_when(X, domain, "read_from_data")
     >>> domain["occupation"]["exactly_when"]
     {'value': '?', 'column': 'work', 'values': ['?', 'none']}
+
+    A value held exactly where another column (listed or a number) is
+    missing is drafted as ``{"value": v, "column": a, "missing": True}``
+    (see :func:`_drafted_missing`).
     """
     listed = [c for c, e in domain.items() if "values" in e]
     for b, a in itertools.permutations(listed, 2):
@@ -250,6 +278,42 @@ def draft_exactly_when(X, domain, mark):
                 "value": _plain(v), "column": a,
                 "values": sorted((_plain(w) for w in given), key=str)}, mark: True})
             break
+    for b in listed:
+        found = _drafted_missing(X, b, [a for a in domain if a != b])
+        if found:
+            rules = _entries(domain[b].get("exactly_when")) + found
+            domain[b].update({"exactly_when": rules[0] if len(rules) == 1 else rules,
+                              mark: True})
+
+
+def _drafted_missing(X, b, others):
+    """``b == v`` exactly when ``a`` is missing, for each column ``a`` of ``others``.
+
+    ``b`` is never missing and ``v`` holds at least ``MIN_VALUE_SHARE`` of
+    the rows; ``a`` is missing on at least ``MIN_VALUE_ROWS`` rows and present
+    on as many, and ``b == v`` where ``a`` is missing and nowhere else, on
+    every row, where a table with the two independent would break it on at
+    least ``MIN_BROKEN_ROWS`` rows.
+    """
+    left = X[b]
+    if left.isna().any():
+        return []
+    found = []
+    for a in others:
+        missing = X[a].isna().to_numpy()
+        k = int(missing.sum())
+        if min(k, len(X) - k) < MIN_VALUE_ROWS:
+            continue
+        p = k / len(X)
+        for v, share in left.value_counts(normalize=True).items():
+            if share < MIN_VALUE_SHARE:
+                break
+            if len(X) * (share * (1 - p) + (1 - share) * p) < MIN_BROKEN_ROWS:
+                continue
+            if np.array_equal(left.to_numpy() == v, missing):
+                found.append({"value": _plain(v), "column": a, "missing": True})
+                break
+    return found
 
 
 def draft_only_when(X, domain, mark):
