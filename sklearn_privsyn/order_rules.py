@@ -464,7 +464,9 @@ def draft_at_most(X, domain, mark):
 
     Among the drafted numbers of ``domain`` (bounds, or listed values that are
     numbers and not booleans; not derived), for ``a`` and ``b`` present
-    together on at least half the rows, with ``k`` the largest ``a - b`` seen:
+    together on at least ``MIN_BROKEN_ROWS`` rows (a joint income and the
+    applicant's own, on the joint applications only), with ``k`` the largest
+    ``a - b`` seen on them:
 
     * ``k == 0``: ``a <= b`` is drafted when ``a == b != 0`` on at least
       ``MIN_TIE_SHARE`` of the rows (a tie shows the two count the same thing;
@@ -493,6 +495,7 @@ def draft_at_most(X, domain, mark):
     >>> import pandas as pd
     >>> X = pd.DataFrame({"worked": [5, 9, 20, 3], "at_company": [5, 2, 20, 1],
     ...                   "in_role": [1, 2, 3, 1], "income": [50, 60, 70, 80]})
+    >>> X = pd.concat([X] * 10)  # (a rule needs 30 rows)
     >>> domain = {c: {"bounds": [0, 100]} for c in X}
     >>> draft_at_most(X, domain, "read_from_data")
     >>> domain["at_company"]
@@ -507,7 +510,7 @@ def draft_at_most(X, domain, mark):
     for a, b in itertools.permutations(columns, 2):
         x, y = values[a], values[b]
         both = ~(np.isnan(x) | np.isnan(y))
-        if both.sum() < max(1, 0.5 * len(x)):
+        if both.sum() < MIN_BROKEN_ROWS:
             continue
         k = _drafted_offset(x[both], y[both])
         if k is not None:

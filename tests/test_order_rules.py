@@ -321,6 +321,21 @@ def test_the_drafter_finds_rules_with_a_constant_only_where_the_data_hold_one(ma
         assert domain["worked"]["at_most"] == "age - 18"
 
 
+@pytest.mark.parametrize("joint, drafted", [(40, True), (29, False)])
+def test_the_drafter_reads_a_rule_where_both_numbers_are_present_however_few(joint, drafted):
+    # a joint income, present on `joint` rows in 2,000, never below the applicant's own
+    # (equal to it on 1 row in 20 of them); fewer than 30 rows are no evidence
+    rng = np.random.default_rng(0)
+    own = np.round(rng.lognormal(10.8, 0.4, 2000), -2)
+    extra = np.where(np.arange(2000) % 20 == 0, 0.0, np.round(rng.lognormal(10.5, 0.6, 2000), -2))
+    X = pd.DataFrame({"own": own,
+                      "joint": np.where(np.arange(2000) < joint, own + extra, np.nan)})
+    domain = {"own": {"bounds": [0, 500000]}, "joint": {"bounds": [0, 1000000], "missing": True}}
+    draft_at_most(X, domain, "read_from_data")
+    assert domain["own"].get("at_most") == ("joint" if drafted else None)
+    assert "at_most" not in domain["joint"]
+
+
 def test_the_command_line_keeps_a_domain_files_rules(tmp_path):
     X = careers(800)
     X.to_csv(tmp_path / "d.csv", index=False)
