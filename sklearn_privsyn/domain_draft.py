@@ -59,7 +59,7 @@ The rules, applied column by column:
   the synthetic days exist in their months;
 * a number never above another (maybe plus or minus a whole number) and often tied
   with it gets ``"at_most"`` (years at a company, years worked, the age less 18:
-  :func:`~sklearn_privsyn.order_rules.draft_at_most`); a listed value
+  :func:`~sklearn_privsyn.order_rule_drafts.draft_at_most`); a listed value
   held exactly when another column holds one of a few, ``"exactly_when"``
   (:func:`~sklearn_privsyn.value_rules.draft_exactly_when`); a listed value found only
   beside a few values of another column, where the two independent would break that on
@@ -157,7 +157,7 @@ def draft_domain(X, *, max_categories=DEFAULT_MAX_CATEGORIES, bins=DEFAULT_BINS,
     """
     import pandas as pd
 
-    from .order_rules import draft_at_most
+    from .order_rule_drafts import draft_at_most
     from .value_rules import draft_exactly_when, draft_only_when
 
     if not isinstance(X, pd.DataFrame):

@@ -51,7 +51,8 @@ import numpy as np
 import pandas as pd
 
 from ._number_spec import float_values
-from .order_rules import EXCEPTION_EVIDENCE, MAX_EXCEPTION_SHARE, MIN_BROKEN_ROWS, declarations
+from .order_rule_drafts import EXCEPTION_EVIDENCE, MAX_EXCEPTION_SHARE, MIN_BROKEN_ROWS
+from .order_rules import declarations
 
 __all__ = ["ValueRule", "check_declared_values", "draft_exactly_when", "draft_only_when",
            "parse_exactly_when", "parse_only_when", "parse_value_rules"]

@@ -19,10 +19,10 @@ from sklearn_privsyn._sampling import rake
 from sklearn_privsyn.derived import parse_derived
 from sklearn_privsyn.domain_draft import draft_domain
 from sklearn_privsyn.domain_file import parse_domain, workload_params
+from sklearn_privsyn.order_rule_drafts import draft_at_most
 from sklearn_privsyn.order_rules import (
     OrderRule,
     capped_shares,
-    draft_at_most,
     parse_at_most,
     rule_groups,
     rules_kept,
@@ -334,6 +334,24 @@ def test_the_drafter_reads_a_rule_where_both_numbers_are_present_however_few(joi
     draft_at_most(X, domain, "read_from_data")
     assert domain["own"].get("at_most") == ("joint" if drafted else None)
     assert "at_most" not in domain["joint"]
+
+
+@pytest.mark.parametrize("debt, drafted", [
+    # a balance left on a loan: never above it, equal on 0.1% of the rows, same scale
+    (lambda loan, u: np.where(u < 0.001, loan, np.round(loan * u, 2)), True),
+    # the same balance on one row in 3,000 above its loan: not every row, no rule
+    (lambda loan, u: np.where(np.arange(len(u)) == 7, loan + 1, np.round(loan * u, 2)), False),
+    # a count of accounts (0-30) never above an amount of 1,000-40,000: another scale
+    (lambda loan, u: np.floor(30 * u), False),
+])
+def test_the_drafter_takes_a_rule_without_ties_between_amounts_of_one_kind(debt, drafted):
+    rng = np.random.default_rng(0)
+    loan = np.round(rng.uniform(1000, 40000, 3000), -2)
+    X = pd.DataFrame({"loan": loan, "left": debt(loan, rng.random(3000))})
+    domain = {c: {"bounds": [0, 40000]} for c in X}
+    draft_at_most(X, domain, "read_from_data")
+    assert domain["left"].get("at_most") == ("loan" if drafted else None)
+    assert "at_most" not in domain["loan"]
 
 
 def test_the_command_line_keeps_a_domain_files_rules(tmp_path):

@@ -1,0 +1,192 @@
+"""Drafting order rules from the data: what ``privsyn domain`` proposes as ``"at_most"``.
+
+:func:`draft_at_most` reads a table and adds to a drafted domain the
+inequalities its numbers keep on every row (or on all but a few coding
+errors), where a table with the two columns independent would break them:
+structure, not chance. Read from the data, drafts are outside the privacy
+guarantee until the owner reviews them (``privsyn domain`` marks them so).
+The rules themselves, and how ``sample(n)`` keeps them, are in
+:mod:`sklearn_privsyn.order_rules`; the value rules' drafter
+(:mod:`sklearn_privsyn.value_rules`) shares the evidence constants here.
+"""
+
+from __future__ import annotations
+
+import itertools
+
+import numpy as np
+
+from ._number_spec import float_values
+from .order_rules import bound_text
+
+__all__ = ["EXCEPTION_EVIDENCE", "MAX_EXCEPTION_SHARE", "MIN_BROKEN_ROWS", "MIN_TIE_SHARE",
+           "MIN_TIE_SHARE_WITH_EXCEPTIONS", "SAME_SCALE_OVERLAP", "draft_at_most"]
+
+#: draft_at_most drafts ``a <= b`` only when a == b != 0 on at least this share of the
+#: rows holding both (a tie shows the columns count the same thing; an inequality
+#: between unrelated columns holds with no tie).
+MIN_TIE_SHARE = 0.01
+#: ... or, with fewer ties, when each column's range overlaps the other's on at least this
+#: share of its span and an independent pairing would break it on MIN_BROKEN_ROWS rows.
+SAME_SCALE_OVERLAP = 0.5
+#: A rule drafted from the data (an order rule with a constant, a value implying others) must
+#: be one a table with its two columns independent would break on at least this many rows:
+#: the chance that the data keep it with the two independent is then below exp(-30).
+MIN_BROKEN_ROWS = 30
+#: A drafted rule may be broken by at most this share of the rows (Adult: 1 of 19,716
+#: husbands recorded female; GSSvocab: 28 of 28,700 people with more years of schooling
+#: than their age less 6): errors of coding an expert would fix.
+MAX_EXCEPTION_SHARE = 0.002
+#: An order rule the data break on a few rows is drafted when ``a - b == k`` on at least
+#: this share of the rows (the rows at its edge) and a table with the two columns
+#: independent would break it on EXCEPTION_EVIDENCE times as many rows as the data do.
+MIN_TIE_SHARE_WITH_EXCEPTIONS = 0.005
+EXCEPTION_EVIDENCE = 10
+
+
+def draft_at_most(X, domain, mark):
+    """Add ``"at_most"`` (marked ``mark``) to drafted entries of numbers never above another.
+
+    Among the drafted numbers of ``domain`` (bounds, or listed values that are
+    numbers and not booleans; not derived), for ``a`` and ``b`` present
+    together on at least ``MIN_BROKEN_ROWS`` rows (a joint income and the
+    applicant's own, on the joint applications only), with ``k`` the largest
+    ``a - b`` seen on them:
+
+    * ``k == 0``: ``a <= b`` is drafted when ``a == b != 0`` on at least
+      ``MIN_TIE_SHARE`` of the rows (a tie shows the two count the same thing;
+      an inequality between unrelated columns holds with no tie), or, with
+      fewer ties, when each range overlaps the other on ``SAME_SCALE_OVERLAP``
+      of its span and an independent pairing would break it on
+      ``MIN_BROKEN_ROWS`` rows (a balance left on a loan);
+    * ``k`` another whole number: ``a <= b + k`` (years worked at most the
+      age less 18) when the two columns' ranges overlap (two counts of one
+      kind), ``a - b == k`` on at least ``MIN_TIE_SHARE`` of the rows, the
+      ranges do not imply it (``k`` is above ``max(a) -
+      min(b)``, which any two columns keep), and a table with ``a`` and ``b``
+      independent would break it on at least ``MIN_BROKEN_ROWS`` rows (so the
+      data did not keep it by chance);
+    * otherwise, ``k`` the smallest whole number that at most
+      ``MAX_EXCEPTION_SHARE`` of the rows exceed (years of schooling at most
+      the age less 6, with a few coding errors): drafted when the ranges
+      overlap, ``a - b == k`` on ``MIN_TIE_SHARE_WITH_EXCEPTIONS`` of the rows,
+      and an independent pairing would break it on ``EXCEPTION_EVIDENCE``
+      times as many rows as the data do. The synthetic rows keep it on every
+      row.
+
+    The rules are then reduced: one that two others imply (``a <= c + k1``,
+    ``c <= b + k2``, ``k1 + k2 <= k``) is left out. Read from the data: not
+    covered by the privacy guarantee until reviewed.
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> X = pd.DataFrame({"worked": [5, 9, 20, 3], "at_company": [5, 2, 20, 1],
+    ...                   "in_role": [1, 2, 3, 1], "income": [50, 60, 70, 80]})
+    >>> X = pd.concat([X] * 10)  # (a rule needs 30 rows)
+    >>> domain = {c: {"bounds": [0, 100]} for c in X}
+    >>> draft_at_most(X, domain, "read_from_data")
+    >>> domain["at_company"]
+    {'bounds': [0, 100], 'at_most': 'worked', 'read_from_data': True}
+    >>> domain["in_role"]["at_most"], "at_most" in domain["worked"]
+    ('at_company', False)
+    """
+    columns = [c for c, e in domain.items() if "bounds" in e or "values" in e and all(
+        isinstance(v, (int, float)) and not isinstance(v, bool) for v in e["values"])]
+    values = {c: float_values(X[c]) for c in columns}
+    holds = {}
+    for a, b in itertools.permutations(columns, 2):
+        x, y = values[a], values[b]
+        both = ~(np.isnan(x) | np.isnan(y))
+        if both.sum() < MIN_BROKEN_ROWS:
+            continue
+        k = _drafted_offset(x[both], y[both])
+        if k is not None:
+            holds[a, b] = k
+    drafted = {}
+    for (a, b), k in sorted(holds.items(),
+                            key=lambda p: (columns.index(p[0][0]), columns.index(p[0][1]))):
+        if not any((a, c) in holds and (c, b) in holds and holds[a, c] + holds[c, b] <= k
+                   for c in columns):
+            drafted.setdefault(a, []).append(bound_text(b, k))
+    for col, bounds in drafted.items():
+        domain[col].update({"at_most": bounds[0] if len(bounds) == 1 else bounds, mark: True})
+
+
+def _drafted_offset(x, y):
+    """The ``k`` of the rule ``x <= y + k`` the data hold (see :func:`draft_at_most`), or None."""
+    k = float(np.max(x - y))
+    if k == 0 and np.mean((x == y) & (x != 0)) >= MIN_TIE_SHARE:
+        return 0.0
+    if k != 0 and _offset_rule_holds(x, y, k):
+        return k
+    found = _offset_with_exceptions(x, y)
+    if found is None and k == 0 and _same_scale(x, y) and (
+            _independent_breaks(x, y, 0.0) >= MIN_BROKEN_ROWS):
+        return 0.0  # 0 is no constant fitted to the data: no tie needed at its edge
+    return found
+
+
+def _same_scale(x, y):
+    """Whether the two ranges overlap on at least half of each (a balance and its loan).
+
+    Where the columns rarely tie, only this tells two amounts of one kind from
+    a count below an amount of money.
+    """
+    low, high = max(np.min(x), np.min(y)), min(np.max(x), np.max(y))
+    spans = np.ptp(x), np.ptp(y)
+    return high > low and all(high - low >= SAME_SCALE_OVERLAP * s for s in spans)
+
+
+def _offset_with_exceptions(x, y):
+    """The ``k`` of ``x <= y + k`` broken on a few rows (coding errors), or None.
+
+    ``k`` is the smallest whole number that at most ``MAX_EXCEPTION_SHARE`` of
+    the rows exceed. Drafted when the ranges overlap, the edge holds
+    ``MIN_TIE_SHARE_WITH_EXCEPTIONS`` of the rows (``x == y != 0`` for ``k == 0``)
+    and an independent pairing would break it on ``EXCEPTION_EVIDENCE`` times as
+    many rows as the data do (and on ``MIN_BROKEN_ROWS``).
+    """
+    difference = np.sort(x - y)
+    allowed = int(MAX_EXCEPTION_SHARE * len(difference))
+    k = float(np.ceil(difference[len(difference) - 1 - allowed]))
+    exceptions = int(np.sum(difference > k))
+    if exceptions == 0:
+        return None  # no exception: the rule is the exact one, refused above
+    if not _ranges_overlap(x, y):
+        return None
+    edge = (x == y) & (x != 0) if k == 0 else x - y == k
+    if np.mean(edge) < MIN_TIE_SHARE_WITH_EXCEPTIONS:
+        return None
+    if _independent_breaks(x, y, k) < max(MIN_BROKEN_ROWS, EXCEPTION_EVIDENCE * exceptions):
+        return None
+    return k
+
+
+def _offset_rule_holds(x, y, k):
+    """Whether ``x <= y + k`` (``k != 0`` the largest ``x - y``) is a rule of the data.
+
+    A whole ``k``, overlapping ranges, ties on ``MIN_TIE_SHARE`` of the rows,
+    not implied by the ranges, and broken by an independent pairing on
+    ``MIN_BROKEN_ROWS`` rows.
+    """
+    if not float(k).is_integer() or k >= np.max(x) - np.min(y):
+        return False
+    if not _ranges_overlap(x, y):
+        return False
+    if np.mean(x - y == k) < MIN_TIE_SHARE:
+        return False
+    return _independent_breaks(x, y, k) >= MIN_BROKEN_ROWS
+
+
+def _ranges_overlap(x, y):
+    """Whether the ranges overlap: two counts of one kind, not an income and an age."""
+    return max(np.min(x), np.min(y)) < min(np.max(x), np.max(y))
+
+
+def _independent_breaks(x, y, k):
+    """Rows a table with ``x`` and ``y`` independent would break ``x <= y + k`` on.
+
+    The share of the ``n * n`` pairs ``(x_i, y_j)`` with ``x_i > y_j + k``, times ``n``.
+    """
+    return np.searchsorted(np.sort(y), x - k, side="left").sum() / len(y)
