@@ -227,7 +227,8 @@ class NumberPlan:
     ``sigma`` and ``sensitivity`` are those of one Gaussian over every grid
     with equal noise, which is the whole measurement when no column may be
     missing. Otherwise ``present_rho`` of the total ``rho`` first measures the
-    present counts of the ``missable`` columns (noise sd ``present_sigma``),
+    present counts of the ``missable`` columns (L2 sensitivity
+    ``present_sensitivity``, noise sd ``present_sigma``),
     and the trees get the rest with a noise that grows with each column's
     share of present rows (:func:`present_noise`).
     """
@@ -240,6 +241,7 @@ class NumberPlan:
     missable: tuple = ()
     present_sigma: float = 0.0
     present_rho: float = 0.0
+    present_sensitivity: float = 0.0
 
 
 def default_number_share(n_partitions, n_marginals):
@@ -334,9 +336,11 @@ def plan_numbers(coders, n, rho, share, n_marginals):
     # the present counts at about the noise of one node: k of the k + 2T squares
     partitions = sum(g.n_partitions for g in grids)
     present_rho = total * k / (k + 2.0 * partitions)
-    present_sigma = gaussian_sigma(math.sqrt(k) / n, present_rho)
+    present_sensitivity = math.sqrt(k) / n  # a row adds or removes one present value each
+    present_sigma = gaussian_sigma(present_sensitivity, present_rho)
     return NumberPlan(tuple(grids), s, sensitivity, sigma, total, missable, present_sigma,
-                      gaussian_mechanism_rho(math.sqrt(k) / n, present_sigma))
+                      gaussian_mechanism_rho(present_sensitivity, present_sigma),
+                      present_sensitivity)
 
 
 def _column_counts(frame, grids):
@@ -433,9 +437,9 @@ def measure_numbers(plan, rows, n, ledger, rng):
     starts = np.cumsum([0] + sizes)
     if any(plan.missable):
         roots = true[starts[:-1][np.asarray(plan.missable, bool)]]  # root: present rows
-        k = len(roots)
         ledger.charge("number_histogram", plan.present_rho)
-        noisy_roots = number_histogram(roots, math.sqrt(k) / n, plan.present_sigma, rng)
+        noisy_roots = number_histogram(roots, plan.present_sensitivity, plan.present_sigma,
+                                       rng)
         sigmas, sensitivity = present_noise(plan, _present_shares(plan, noisy_roots), n)
         scale = np.repeat(sigmas, sizes)
         ledger.charge("number_histogram", gaussian_mechanism_rho(sensitivity, 1.0))

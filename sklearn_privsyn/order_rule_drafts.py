@@ -116,7 +116,7 @@ def draft_at_most(X, domain, mark):
 def _drafted_offset(x, y):
     """The ``k`` of the rule ``x <= y + k`` the data hold (see :func:`draft_at_most`), or None."""
     k = float(np.max(x - y))
-    if k == 0 and np.mean((x == y) & (x != 0)) >= MIN_TIE_SHARE:
+    if k == 0 and np.mean(_edge(x, y, 0.0)) >= MIN_TIE_SHARE:
         return 0.0
     if k != 0 and _offset_rule_holds(x, y, k):
         return k
@@ -133,9 +133,8 @@ def _same_scale(x, y):
     Where the columns rarely tie, only this tells two amounts of one kind from
     a count below an amount of money.
     """
-    low, high = max(np.min(x), np.min(y)), min(np.max(x), np.max(y))
-    spans = np.ptp(x), np.ptp(y)
-    return high > low and all(high - low >= SAME_SCALE_OVERLAP * s for s in spans)
+    overlap = _overlap(x, y)
+    return overlap > 0 and overlap >= SAME_SCALE_OVERLAP * max(np.ptp(x), np.ptp(y))
 
 
 def _offset_with_exceptions(x, y):
@@ -155,8 +154,7 @@ def _offset_with_exceptions(x, y):
         return None  # no exception: the rule is the exact one, refused above
     if not _ranges_overlap(x, y):
         return None
-    edge = (x == y) & (x != 0) if k == 0 else x - y == k
-    if np.mean(edge) < MIN_TIE_SHARE_WITH_EXCEPTIONS:
+    if np.mean(_edge(x, y, k)) < MIN_TIE_SHARE_WITH_EXCEPTIONS:
         return None
     if _independent_breaks(x, y, k) < max(MIN_BROKEN_ROWS, EXCEPTION_EVIDENCE * exceptions):
         return None
@@ -174,14 +172,24 @@ def _offset_rule_holds(x, y, k):
         return False
     if not _ranges_overlap(x, y):
         return False
-    if np.mean(x - y == k) < MIN_TIE_SHARE:
+    if np.mean(_edge(x, y, k)) < MIN_TIE_SHARE:
         return False
     return _independent_breaks(x, y, k) >= MIN_BROKEN_ROWS
 
 
+def _edge(x, y, k):
+    """The rows at the edge of ``x <= y + k``: ``x - y == k`` (``x == y != 0`` for ``k == 0``)."""
+    return (x == y) & (x != 0) if k == 0 else x - y == k
+
+
+def _overlap(x, y):
+    """Length of the overlap of the two ranges (not positive when they are apart)."""
+    return min(np.max(x), np.max(y)) - max(np.min(x), np.min(y))
+
+
 def _ranges_overlap(x, y):
     """Whether the ranges overlap: two counts of one kind, not an income and an age."""
-    return max(np.min(x), np.min(y)) < min(np.max(x), np.max(y))
+    return _overlap(x, y) > 0
 
 
 def _independent_breaks(x, y, k):

@@ -64,10 +64,11 @@ MIN_VALUE_SHARE = 0.01
 MIN_VALUE_ROWS = 5
 #: ... and with at most this many values of the other column.
 MAX_GIVEN_VALUES = 3
-#: draft_only_when drafts ``b == v only when a in S`` where a model with ``a`` and ``b``
-#: independent would break it on at least MIN_BROKEN_ROWS rows (n P(b = v) P(a not in
-#: S)), and lets MAX_EXCEPTION_SHARE of the rows holding ``v`` break it (Adult: 3 of 2,331
-#: wives recorded male).
+# draft_only_when drafts ``b == v only when a in S`` where a model with ``a`` and ``b``
+# independent would break it on at least MIN_BROKEN_ROWS rows (n P(b = v) P(a not in
+# S)), and lets MAX_EXCEPTION_SHARE of the rows holding ``v`` break it (Adult: 3 of 2,331
+# wives recorded male).
+
 #: draft_only_when drafts the ranges of a number beside each value of a listed column only
 #: where the column explains at least this share of the variance of the number's ranks (a
 #: job level of an income, a sub-grade of an interest rate; not the tails any value's

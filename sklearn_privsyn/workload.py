@@ -166,15 +166,19 @@ class QueryWorkload(BaseTableEncoding):
         list of these): the column holds ``v`` exactly when ``other`` holds
         one of the ``w`` (an occupation not known exactly when there is no
         work), kept by every estimator's ``sample``
-        (:mod:`sklearn_privsyn.value_rules`). Public knowledge, no budget.
+        (:mod:`sklearn_privsyn.value_rules`); ``{"value": v, "column": other,
+        "missing": True}`` in place of ``"values"``: exactly when ``other`` (a
+        column in ``handle_missing``) is missing (an individual application
+        has no joint income). Public knowledge, no budget.
     only_when : dict, default=None
         Column -> ``{"value": v, "column": other, "values": [w, ...]}`` (or a
         list of these): the column holds ``v`` only when ``other`` holds one
         of the ``w`` (a husband is married; a sales executive works in
         sales), kept by every estimator's ``sample``; ``{"value": v, "column":
         number, "between": [lo, hi]}`` in place of ``"values"``: only when the
-        number is within ``lo`` and ``hi`` (a job level's pay band). Public
-        knowledge, no budget.
+        number is within ``lo`` and ``hi`` (a job level's pay band), or
+        ``"missing": True``: only when ``other`` is missing. Public knowledge,
+        no budget.
     random_state : int, RandomState instance or None, default=None
         Seed of the random choice of marginals.
 
