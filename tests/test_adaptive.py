@@ -10,6 +10,8 @@ import pytest
 from scipy import optimize, stats
 from sklearn.utils.estimator_checks import parametrize_with_checks
 
+import sklearn_privsyn.adaptive._fitting as fitting_module
+import sklearn_privsyn.adaptive._projection as projection_module
 import sklearn_privsyn.adaptive._schedules as schedules_module
 import sklearn_privsyn.adaptive._selection as selection_module
 from sklearn_privsyn import AdaptiveProjection, QueryWorkload
@@ -19,7 +21,14 @@ from sklearn_privsyn.adaptive import (
     candidate_marginals,
     workload_redundancy,
 )
-from sklearn_privsyn.adaptive._rules import REDUNDANT_ALL_AT_ONCE_NOISE, SELECTION_NOISE
+from sklearn_privsyn.adaptive._rules import (
+    HOLD_BOOST,
+    HOLD_FALSE_CELLS,
+    HOLD_PASSES,
+    REDUNDANT_ALL_AT_ONCE_NOISE,
+    SELECTION_NOISE,
+    hold_threshold,
+)
 from sklearn_privsyn.exceptions import SolverWarning
 from sklearn_privsyn.privacy import epsilon_to_rho, gaussian_mechanism
 from sklearn_privsyn.adaptive._projection import _local_cells
@@ -113,6 +122,119 @@ def test_zero_test_refit_is_the_optimum_on_the_support_with_small_answers_zeroed
     assert 0.5 * np.sum(difference**2 / variances) == pytest.approx(expected_value, rel=1e-6)
     assert len(projection.records) <= len(support)
     assert projection.weights.sum() == pytest.approx(1.0)
+
+
+def _next_held(answers, noisy, variances, z, touched, held, room):
+    """The hold's rule, written out: every cell outside ``z`` sd, if ``room`` holds them."""
+    outside = touched & ~held & (np.abs(answers - noisy) > z * np.sqrt(variances))
+    return held | outside if np.count_nonzero(outside) <= room else held
+
+
+def _deviations(projection, noisy, variances):
+    """Each touched cell's distance to its answer in sd, largest first (a small fit)."""
+    answers = projection.answers()
+    return np.sort((np.abs(answers - noisy) / np.sqrt(variances))[answers > 0])[::-1]
+
+
+@pytest.mark.parametrize("seed", range(3))
+@pytest.mark.parametrize("share", [0.0, 0.5])
+def test_hold_refit_is_the_optimum_on_the_support_with_the_missed_cells_held(
+        seed, share, monkeypatch):
+    records_per_cell = 1
+    monkeypatch.setattr(projection_module, "HOLD_RECORDS_PER_CELL", records_per_cell)
+    workload = small_workload()
+    noisy, variances = noisy_answers(workload, seed, (0.005, 0.02))
+    projection = Projection(workload, noisy, variances, random_state=seed)
+    projection.run(tol=1e-10, max_iter=500)
+    support = projection.records.copy()
+    touched = np.zeros(workload.n_queries_, dtype=bool)
+    for record in support:
+        touched |= workload.answer_codes(record[None, :]) > 0
+    # z between the k-th and (k+1)-th furthest cells: k = 1, or half the records
+    k = max(1, int(share * len(support)))
+    deviations = _deviations(projection, noisy, variances)
+    z = 0.5 * (deviations[k - 1] + deviations[k])
+    cap = len(support) // records_per_cell
+    # the passes, independently: the cells outside z sd are held (variance /
+    # HOLD_BOOST) while they are one per records_per_cell records at most, the
+    # optimum on the support re-found, the cells then outside added
+    none = np.zeros(workload.n_queries_, dtype=bool)
+    held = _next_held(projection.answers(), noisy, variances, z, touched, none, cap)
+    assert held.any() and not held.all()
+    for _ in range(HOLD_PASSES):
+        expected, _ = brute_force_projection(
+            workload, noisy, np.where(held, variances / HOLD_BOOST, variances), records=support)
+        more = _next_held(expected, noisy, variances, z, touched, held,
+                          cap - np.count_nonzero(held))
+        if np.array_equal(more, held):
+            break
+        held = more
+    assert np.count_nonzero(held) <= cap
+    projection.hold_to_measurements(z, qp_iter=20000)
+    np.testing.assert_allclose(projection.answers(), expected, atol=1e-4)
+    assert projection.weights.sum() == pytest.approx(1.0)
+    assert len(projection.records) <= len(support)
+
+
+def test_hold_moves_nothing_when_every_cell_is_within_its_noise(monkeypatch):
+    monkeypatch.setattr(projection_module, "HOLD_RECORDS_PER_CELL", 1)
+    workload = small_workload()
+    noisy, variances = noisy_answers(workload, 0, (0.005, 0.02))
+    projection = Projection(workload, noisy, variances, random_state=0)
+    projection.run(tol=1e-10, max_iter=500)
+    records, weights = projection.records.copy(), projection.weights.copy()
+    answers = projection.answers()
+    furthest = np.max(np.abs(answers - noisy)[answers > 0] / np.sqrt(variances)[answers > 0])
+    projection.hold_to_measurements(furthest + 1e-6)
+    np.testing.assert_array_equal(projection.records, records)
+    np.testing.assert_array_equal(projection.weights, weights)
+    projection.hold_to_measurements(furthest - 1e-6)  # now the furthest cell is held
+    assert not np.array_equal(projection.answers(), answers)
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_hold_holds_nothing_when_more_cells_are_off_than_the_records_can_hold(seed, monkeypatch):
+    workload = small_workload()
+    noisy, variances = noisy_answers(workload, seed, (0.005, 0.02))
+    projection = Projection(workload, noisy, variances, random_state=seed)
+    projection.run(tol=1e-10, max_iter=500)
+    records, weights = projection.records.copy(), projection.weights.copy()
+    deviations = _deviations(projection, noisy, variances)
+    z = 0.5 * (deviations[1] + deviations[2])  # two cells off, room for one
+    monkeypatch.setattr(projection_module, "HOLD_RECORDS_PER_CELL", len(records))
+    projection.hold_to_measurements(z)
+    np.testing.assert_array_equal(projection.records, records)
+    np.testing.assert_array_equal(projection.weights, weights)
+    monkeypatch.setattr(projection_module, "HOLD_RECORDS_PER_CELL", len(records) // 2)
+    projection.hold_to_measurements(z)  # room for both
+    assert not np.array_equal(projection.weights, weights)
+
+
+@pytest.mark.parametrize("rounds, held", [(1, True), (3, False)])
+def test_only_records_fitted_to_every_marginal_at_once_hold_the_cells_they_miss(
+        rounds, held, monkeypatch):
+    seen = []
+
+    class Recording(Projection):
+        def run(self, **kwargs):
+            seen.append(kwargs.get("hold"))
+            return super().run(**kwargs)
+
+    monkeypatch.setattr(fitting_module, "Projection", Recording)
+    est = fit(rounds=rounds)
+    assert seen
+    if held:
+        assert est.n_rounds_ == 1
+        assert seen[-1] == pytest.approx(stats.norm.isf(0.5 / est.workload_.n_queries_))
+    else:
+        assert all(hold is None for hold in seen)
+
+
+@pytest.mark.parametrize("n_cells", [1, 64, 5_892_396])
+def test_hold_threshold_expects_one_cell_beyond_it_in_n(n_cells):
+    z = hold_threshold(n_cells)
+    assert z == pytest.approx(stats.norm.isf(0.5 / n_cells), rel=1e-9)
+    assert 2 * n_cells * stats.norm.sf(z) == pytest.approx(HOLD_FALSE_CELLS)
 
 
 @pytest.mark.parametrize("seed", range(3))

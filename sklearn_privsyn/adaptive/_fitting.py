@@ -24,6 +24,7 @@ from ._rules import (
     PRODUCT_ITER_FACTOR,
     WIDE_INNER_QP_ITER,
     WIDE_MARGINALS,
+    hold_threshold,
     pair_zeros_apply,
     structural_zeros,
 )
@@ -39,6 +40,11 @@ def new_projection(est, noisy, variances, extra, session, rng):
                               extra_marginals=extra, random_state=rng)
     return Projection(est.workload_, noisy, variances, extra_marginals=extra,
                       session=session, random_state=rng)
+
+
+def _hold(est):
+    """Records fitted to every marginal at once: the cells they miss are held (else None)."""
+    return hold_threshold(est.workload_.n_queries_) if est.n_rounds_ == 1 else None
 
 
 def _inner_qp_iter(est):
@@ -76,7 +82,7 @@ def run_projection(est, projection, final):
         return projection.run(max_iter=est.max_iter, tol=est.tol,
                               time_limit=est.time_limit, zero_test=est.zero_test_,
                               pair_zeros=pair_zeros_apply(est.workload_.layout_.n_attributes),
-                              inner_qp_iter=_inner_qp_iter(est),
+                              inner_qp_iter=_inner_qp_iter(est), hold=_hold(est),
                               progress=None if bar is None else _reporter(bar))
     finally:
         if bar is not None:

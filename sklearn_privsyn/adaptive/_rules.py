@@ -9,6 +9,7 @@ the development suite of real tables and generated tables together
 
 import itertools
 import math
+from statistics import NormalDist
 
 import numpy as np
 
@@ -18,6 +19,10 @@ __all__ = [
     "GRAPHICAL_ITER_FACTOR",
     "GRAPHICAL_MAX_CELLS",
     "GRAPHICAL_ZERO_TEST",
+    "HOLD_BOOST",
+    "HOLD_FALSE_CELLS",
+    "HOLD_PASSES",
+    "HOLD_RECORDS_PER_CELL",
     "MAX_ROUNDS_PER_COLUMN",
     "PRODUCTS_COLUMNS",
     "PRODUCT_ITER_FACTOR",
@@ -31,6 +36,7 @@ __all__ = [
     "adaptive_default_representation",
     "adaptive_default_rounds",
     "all_at_once_sd",
+    "hold_threshold",
     "pair_zeros_apply",
     "structural_zeros",
     "workload_pairs",
@@ -44,6 +50,20 @@ BUDGET_MARGIN = 1e-9
 # zero_test="auto" with every marginal measured at once: answers below 2 noise sd
 # count as zero in the final re-weighting (chosen on generated tables, see the docs).
 ZERO_TEST = 2.0
+
+# Records fitted to every marginal at once: a cell the fit misses by more than
+# hold_threshold(N) noise sd (one such cell expected among N measured cells, were the
+# fit the truth) is held to its measurement in a last re-fit (benchmarks/notes/wide.md).
+HOLD_FALSE_CELLS = 1.0
+# A held cell's precision is multiplied by HOLD_BOOST (its answer held to a tenth of its
+# noise sd; 10 left ACS's cell 5 sd off), in HOLD_PASSES re-fits at most. Each held cell
+# is a constraint on the records' weights: with more cells off than one per
+# HOLD_RECORDS_PER_CELL records, the support is short, not a few cells pulled, and no
+# (more) cell is held (LOANS schema, 376 records: holding its 32 raised the 2-way TVD
+# 11%, its 3 furthest raised the max error).
+HOLD_BOOST = 100.0
+HOLD_PASSES = 2
+HOLD_RECORDS_PER_CELL = 100
 
 # representation="products": L-BFGS iterations of the final fit per unit of
 # max_iter (each adaptive round's intermediate fit, warm-started from the
@@ -367,3 +387,18 @@ def pair_zeros_apply(n_columns):
     (True, False)
     """
     return n_columns <= PRODUCTS_COLUMNS
+
+
+def hold_threshold(n_cells):
+    """Noise sd beyond which a fit's cell is held to its measurement (two-sided).
+
+    ``Phi^-1(1 - HOLD_FALSE_CELLS / (2 n_cells))``: were the fit the truth, that
+    many of ``n_cells`` measured cells would lie further from their noisy answers
+    (in expectation).
+
+    Examples
+    --------
+    >>> round(hold_threshold(5_892_396), 2)
+    5.23
+    """
+    return NormalDist().inv_cdf(1.0 - HOLD_FALSE_CELLS / (2.0 * max(int(n_cells), 1)))
