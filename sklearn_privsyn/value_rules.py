@@ -300,6 +300,7 @@ def _drafted_missing(X, b, others):
     left = X[b]
     if left.isna().any():
         return []
+    shares, codes = left.value_counts(normalize=True), left.to_numpy()
     found = []
     for a in others:
         missing = X[a].isna().to_numpy()
@@ -307,12 +308,12 @@ def _drafted_missing(X, b, others):
         if min(k, len(X) - k) < MIN_VALUE_ROWS:
             continue
         p = k / len(X)
-        for v, share in left.value_counts(normalize=True).items():
+        for v, share in shares.items():
             if share < MIN_VALUE_SHARE:
                 break
             if len(X) * (share * (1 - p) + (1 - share) * p) < MIN_BROKEN_ROWS:
                 continue
-            if np.array_equal(left.to_numpy() == v, missing):
+            if np.array_equal(codes == v, missing):
                 found.append({"value": _plain(v), "column": a, "missing": True})
                 break
     return found
