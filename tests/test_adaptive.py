@@ -230,6 +230,34 @@ def test_only_records_fitted_to_every_marginal_at_once_hold_the_cells_they_miss(
         assert all(hold is None for hold in seen)
 
 
+@pytest.mark.parametrize("seed", range(3))
+def test_with_a_hold_the_gap_must_also_fall_below_one_held_cell_per_measured_marginal(seed):
+    # tol * value alone stops where the noise is most of the objective; with ``hold=z``
+    # the gap must also reach z**2 / 2 (one cell z sd off) times the measured marginals
+    workload = small_workload()
+    noisy, variances = noisy_answers(workload, seed, (0.005, 0.02))
+    offsets = workload.marginal_offsets_
+    variances[offsets[1]:offsets[2]] = np.inf  # one marginal unmeasured
+    n_measured = len(offsets) - 2
+    tol = 1e9  # the relative gap alone stops at once
+
+    def run(**kwargs):
+        seen = []
+        session = BruteForceOracle().session(workload.layout_, 0)
+        result = Projection(workload, noisy, variances, session=session,
+                            random_state=seed).run(tol=tol, max_iter=500, progress=lambda it,
+                                                   value, gap: seen.append(gap), **kwargs)
+        return result, seen
+
+    plain, seen = run()
+    assert plain.stop_reason == "gap" and plain.n_iter == 1
+    cap = 0.1 * seen[0]
+    held, seen = run(hold=np.sqrt(2 * cap / n_measured))
+    assert held.stop_reason == "gap"
+    assert seen[-1] <= cap and all(gap > cap for gap in seen[:-1])
+    assert held.n_iter > plain.n_iter
+
+
 @pytest.mark.parametrize("n_cells", [1, 64, 5_892_396])
 def test_hold_threshold_expects_one_cell_beyond_it_in_n(n_cells):
     z = hold_threshold(n_cells)

@@ -114,7 +114,8 @@ class AdaptiveProjection(BaseSynthesizer):
         fit, ``max_iter`` after each round.
     tol : float, default=0.005
         Stop the projection when its Frank-Wolfe gap is below ``tol`` times
-        its objective.
+        its objective (records fitted to every marginal at once: and below
+        one cell at the hold's threshold per marginal, see the docs).
     time_limit : float, default=None
         Seconds for the final projection; the best mixture so far is kept.
     zero_test : float, "auto" or None, default="auto"

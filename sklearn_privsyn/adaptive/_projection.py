@@ -467,12 +467,15 @@ class Projection:
         :meth:`refit_to_significant` (``pair_zeros`` passed on), and with ``hold`` set
         by :meth:`hold_to_measurements`; ``objective`` and ``gap`` of the
         result stay those of the l2 projection (``objective`` at the final
-        weights). Returns a :class:`ProjectionResult`.
+        weights). With ``hold``, the gap must also reach ``hold**2 / 2`` per measured
+        marginal (one cell ``hold`` sd off). Returns a :class:`ProjectionResult`.
         """
         inner = qp_iter if inner_qp_iter is None else min(int(inner_qp_iter), qp_iter)
         power = 30 if inner == qp_iter else 10
         t0 = time.perf_counter()
         n_columns, gap, certified, reason, it = 0, np.inf, False, "max_iter", 0
+        measured = np.count_nonzero(np.add.reduceat(self.precision > 0, self.index.offsets[:-1]))
+        cap = np.inf if hold is None else 0.5 * hold**2 * measured
         if len(self.weights) == 0:
             residual = self.precision * (-self.target)
             candidates, scores, _ = self._price(residual, use_oracle=True)
@@ -485,14 +488,14 @@ class Projection:
             current = float(self.weights @ residual[self.cells].sum(axis=1))
             candidates, scores, certified = self._price(residual, use_oracle=False)
             fresh = (scores < current) & ~self._known(candidates)
-            if not fresh.any() or current - scores.min() <= tol * value:
+            if not fresh.any() or current - scores.min() <= min(tol * value, cap):
                 # Before stopping, let the oracle look for a better record (and certify).
                 candidates, scores, certified = self._price(residual, use_oracle=True)
                 fresh = (scores < current) & ~self._known(candidates)
             gap = max(0.0, current - float(scores.min()))
             if progress is not None:
                 progress(it, value, gap)
-            if gap <= tol * value:
+            if gap <= min(tol * value, cap):
                 reason = "gap"
                 break
             if not fresh.any():
