@@ -13,10 +13,12 @@ import numpy as np
 import pandas as pd
 import pytest
 
+import sklearn_privsyn.adaptive._fitting as fitting
 import sklearn_privsyn.adaptive._schedules as schedules
 from sklearn_privsyn import AdaptiveProjection, QueryWorkload
 from sklearn_privsyn.adaptive import calibrate_weights, calibrated_shares, one_way_estimates
 from sklearn_privsyn.adaptive._calibration import ALPHA
+from sklearn_privsyn.adaptive._rules import HOLD_BOOST
 
 
 def test_the_estimates_are_each_marginals_sums_weighted_by_their_noise():
@@ -101,7 +103,7 @@ def test_a_fit_at_once_keeps_no_value_above_its_estimate():
 def test_calibration_is_post_processing_and_pulls_the_rare_value_back(monkeypatch):
     X = rare_table()
     calibrated = fit_at_once(X)
-    monkeypatch.setattr(schedules, "calibrate_weights", lambda r, w, e, s: w)
+    monkeypatch.setattr(schedules, "calibration_targets", lambda r, w, e, s: [None] * len(s))
     plain = fit_at_once(X)
     assert calibrated.ledger_.entries == plain.ledger_.entries
     np.testing.assert_array_equal(calibrated.measurements_, plain.measurements_)
@@ -114,3 +116,28 @@ def test_calibration_is_post_processing_and_pulls_the_rare_value_back(monkeypatc
     # real ones); calibrated: 0.006
     assert share(plain) > 0.02
     assert abs(share(calibrated) - 0.003) < 0.005
+
+
+def test_the_fit_continues_with_only_the_far_off_values_held_to_their_shares(monkeypatch):
+    seen = {}
+
+    class Recording(fitting.Projection):
+        def __init__(self, workload, noisy, variances, **kwargs):
+            if kwargs.get("extra_marginals"):
+                seen.update(noisy=np.asarray(noisy), variances=np.asarray(variances),
+                            extra=kwargs["extra_marginals"], n_cells=workload.n_queries_)
+            super().__init__(workload, noisy, variances, **kwargs)
+
+    monkeypatch.setattr(fitting, "Projection", Recording)
+    est = fit_at_once(rare_table())
+    w = est.workload_
+    assert seen["extra"] == ((0,),)  # column "a" only
+    estimate, sd = one_way_estimates(est.measurements_, est.measurement_variances_,
+                                     est.measured_marginals_, w.marginal_offsets_,
+                                     w.layout_.block_sizes)[0]
+    rare = w.categories_["a"].tolist().index("rare")
+    variances = seen["variances"][seen["n_cells"]:]
+    assert variances[rare] == pytest.approx(sd**2 / HOLD_BOOST)
+    assert np.isinf(np.delete(variances, rare)).all()
+    assert seen["noisy"][seen["n_cells"] + rare] == pytest.approx(max(estimate[rare], 0.0))
+    np.testing.assert_array_equal(seen["noisy"][:seen["n_cells"]], est.measurements_)

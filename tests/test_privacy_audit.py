@@ -697,6 +697,9 @@ class UniformProjection:
     def update_targets(self, noisy, variances):
         pass
 
+    def warm_start(self, records, weights):
+        pass
+
     def answers(self):
         return self.index.answers(self.records, self.weights)
 

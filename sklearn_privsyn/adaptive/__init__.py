@@ -13,7 +13,8 @@
 * ``_calibration.py``: where every marginal is measured at once and fitted by
   records, a column's value whose share the records put above what every
   measured marginal sums to (by a Bonferroni bound) is calibrated down to it
-  (post-processing): :func:`one_way_estimates`, :func:`calibrate_weights`;
+  (post-processing; the fit continues against those shares):
+  :func:`one_way_estimates`, :func:`calibration_targets`, :func:`calibrate_weights`;
 * ``_shrinkage.py``: where only the 1-way marginals are measured, each
   column's noisy answers mixed with uniform by Stein's unbiased risk
   estimate (post-processing): :func:`shrink_toward_uniform`;
@@ -33,7 +34,12 @@ post-processing of the noisy measurements. ``sklearn_privsyn.projection`` and
 ``sklearn_privsyn.product_mixture`` re-export their names from here.
 """
 
-from ._calibration import calibrate_weights, calibrated_shares, one_way_estimates
+from ._calibration import (
+    calibrate_weights,
+    calibrated_shares,
+    calibration_targets,
+    one_way_estimates,
+)
 from ._estimator import AdaptiveProjection
 from ._graphical import GraphicalModel, junction_tree, junction_tree_size
 from ._product_mixture import (
@@ -76,6 +82,7 @@ __all__ = [
     "adaptive_default_rounds",
     "calibrate_weights",
     "calibrated_shares",
+    "calibration_targets",
     "candidate_marginals",
     "checked_targets",
     "fit_product_mixture",

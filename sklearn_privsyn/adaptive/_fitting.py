@@ -21,6 +21,7 @@ from ._projection import Projection, zeroed_targets
 from ._rules import (
     GRAPHICAL_ITER_FACTOR,
     GRAPHICAL_MAX_CELLS,
+    HOLD_BOOST,
     PRODUCT_ITER_FACTOR,
     WIDE_INNER_QP_ITER,
     WIDE_MARGINALS,
@@ -29,7 +30,8 @@ from ._rules import (
     structural_zeros,
 )
 
-__all__ = ["GraphicalFit", "GraphicalResult", "ProjectionFit", "new_projection", "run_projection"]
+__all__ = ["GraphicalFit", "GraphicalResult", "ProjectionFit", "new_projection", "refit_to_shares",
+           "run_projection"]
 
 
 def new_projection(est, noisy, variances, extra, session, rng):
@@ -87,6 +89,32 @@ def run_projection(est, projection, final):
     finally:
         if bar is not None:
             bar.close()
+
+
+def refit_to_shares(est, noisy, variance, result, targets, session, rng):
+    """Continue the records' fit with the far-off values' calibrated shares as targets.
+
+    Each column with a value off (``targets`` from
+    :func:`~sklearn_privsyn.adaptive._calibration.calibration_targets`) becomes an extra
+    1-way marginal: its far-off values take their calibrated share with ``HOLD_BOOST``
+    times the precision of their estimate, its other values are not measured. Frank-Wolfe
+    continues from the fitted records for ``max_iter // 10`` iterations (and
+    ``time_limit``) of ``WIDE_INNER_QP_ITER`` re-weighting steps, with the zero test and the hold of the final fit, so that the
+    measurements place the mass taken off those values. Post-processing of the noisy
+    answers.
+    """
+    extra = tuple((a,) for a, t in enumerate(targets) if t is not None)
+    shares = [targets[a][0] for (a,) in extra]
+    variances = [np.where(targets[a][1], targets[a][2] ** 2 / HOLD_BOOST, np.inf)
+                 for (a,) in extra]
+    projection = Projection(est.workload_, np.concatenate([noisy, *shares]),
+                            np.concatenate([np.broadcast_to(variance, len(noisy)), *variances]),
+                            extra_marginals=extra, session=session, random_state=rng)
+    projection.warm_start(result.records, result.weights)
+    return projection.run(max_iter=max(1, est.max_iter // 10), tol=est.tol,
+                          time_limit=est.time_limit, zero_test=est.zero_test_,
+                          pair_zeros=pair_zeros_apply(est.workload_.layout_.n_attributes),
+                          inner_qp_iter=WIDE_INNER_QP_ITER, hold=_hold(est))
 
 
 @dataclasses.dataclass(frozen=True)

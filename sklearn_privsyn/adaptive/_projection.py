@@ -1,15 +1,13 @@
 """Projection of noisy marginal answers onto weighted synthetic records.
 
-Given noisy answers ``y`` to the cells of a workload's marginals and their
-variances, find the mixture of records whose answers ``a(w)`` minimise the
-inverse-variance weighted squared error
+Given noisy answers ``y`` to the cells of a workload's marginals and their variances,
+find the mixture of records whose answers ``a(w)`` minimise the weighted squared error
 
     f(w) = 1/2 * sum_c (a_c(w) - y_c)**2 / var_c
 
-over all distributions ``w`` on the record domain (the projection mechanism of
-Nikolov, Talwar and Zhang 2013, in a weighted l2 norm). Cells with infinite
-variance (not measured) do not count. This reads only the noisy answers: it is
-post-processing, free of privacy cost, whatever the solver does.
+over all distributions ``w`` on the record domain (the projection mechanism of Nikolov,
+Talwar and Zhang 2013, in a weighted l2 norm); cells of infinite variance do not count.
+It reads only the noisy answers: post-processing, whatever the solver does.
 
 The method is a fully corrective Frank-Wolfe (column generation):
 
@@ -22,14 +20,12 @@ The method is a fully corrective Frank-Wolfe (column generation):
   largest ``|r|`` as weighted conjunctions (a positive residual is a
   negation) to look for a better record, and is exact when it sees every
   cell with a non-zero residual;
-* the weights over the active records are re-optimised each iteration: a
-  small simplex-constrained least squares whose Gram matrix counts, weighted
-  by inverse variance, the marginals on which two records agree. It is solved
-  by accelerated projected gradient (FISTA with restarts).
+* the weights over the active records are re-optimised each iteration: a small
+  simplex-constrained least squares whose Gram matrix counts, weighted by inverse
+  variance, the marginals on which two records agree (FISTA with restarts).
 
-The Frank-Wolfe gap ``sum_i w_i s(x_i) - min_x s(x)`` bounds ``f(w) - f*``
-from above when the minimum over records is exact; with a heuristic pricing
-it is the gap to the best record found (``gap_certified`` says which).
+The Frank-Wolfe gap ``sum_i w_i s(x_i) - min_x s(x)`` bounds ``f(w) - f*`` when the minimum
+over records is exact; else it is the gap to the best record found (``gap_certified``).
 """
 
 from __future__ import annotations
@@ -385,6 +381,11 @@ class Projection:
         self.records = np.vstack([self.records, new_records])
         self.cells = np.vstack([self.cells, new_cells])
         self.weights = np.concatenate([self.weights, np.zeros(len(new_records))])
+
+    def warm_start(self, records, weights):
+        """Start from ``records`` with ``weights`` (e.g. a fit to other targets)."""
+        self._add(np.asarray(records, dtype=np.int64))
+        self.weights = np.asarray(weights, dtype=float).copy()
 
     def _prune(self, keep):
         self.records, self.cells = self.records[keep], self.cells[keep]

@@ -13,14 +13,19 @@ returns the result of the final fit (:mod:`._fitting`, post-processing):
   (``n_rounds_ >= 2``).
 """
 
-import dataclasses
 import math
 
 import numpy as np
 
 from ..privacy import gaussian_mechanism, gaussian_mechanism_rho, gaussian_sigma
-from ._calibration import calibrate_weights, one_way_estimates
-from ._fitting import GraphicalFit, ProjectionFit, new_projection, run_projection
+from ._calibration import calibration_targets, one_way_estimates
+from ._fitting import (
+    GraphicalFit,
+    ProjectionFit,
+    new_projection,
+    refit_to_shares,
+    run_projection,
+)
 from ._rules import BUDGET_MARGIN
 from ._selection import candidate_marginals, measure_adaptively
 from ._shrinkage import shrink_one_way
@@ -48,14 +53,16 @@ def measure_all_at_once(est, data, rng, session, project_rng):
     result = run_projection(est, projection, final=True)
     if est.representation_ != "records":
         return result
-    # the records' non-negative weights leak mass from common values to rare ones: the
-    # values every marginal's unbiased sums find far off are calibrated (post-processing)
+    # the records' non-negative weights leak mass from common values to rare ones: where
+    # every marginal's unbiased sums find a value far off, the fit continues with its
+    # calibrated share as a target (post-processing)
     sizes = workload.layout_.block_sizes
     estimates = one_way_estimates(noisy, est.measurement_variances_, est.measured_marginals_,
                                   workload.marginal_offsets_, sizes)
-    weights = calibrate_weights(result.records, result.weights, estimates, sizes)
-    kept = weights > 0  # records of a value calibrated away are dropped
-    return dataclasses.replace(result, records=result.records[kept], weights=weights[kept])
+    targets = calibration_targets(result.records, result.weights, estimates, sizes)
+    if all(t is None for t in targets):
+        return result
+    return refit_to_shares(est, noisy, sigma**2, result, targets, session, project_rng)
 
 
 def measure_by_selection(est, data, rounds, rng, session, project_rng):
