@@ -84,6 +84,11 @@ def one_way_estimates(measurements, variances, marginals, offsets, sizes):
             else None for a in range(len(sizes))]
 
 
+def _far_off(model, estimate, sd, z):
+    """The values whose model share is more than ``z`` sd above its estimate."""
+    return model - estimate > z * sd
+
+
 def calibrated_shares(model, estimate, sd, z):
     """``model``'s shares with each value more than ``z * sd`` above ``estimate`` set to it.
 
@@ -104,7 +109,7 @@ def calibrated_shares(model, estimate, sd, z):
     ...                   0.002, 4.0).round(3).tolist()
     [0.896, 0.102, 0.002]
     """
-    far = model - estimate > z * sd
+    far = _far_off(model, estimate, sd, z)
     if not far.any():
         return None
     shares = np.where(far, np.clip(estimate, 0.0, None), 0.0)
@@ -142,8 +147,8 @@ def calibration_targets(records, weights, estimates, sizes, alpha=ALPHA):
             continue
         model = np.bincount(records[:, a], weights=weights, minlength=sizes[a]) / weights.sum()
         shares = calibrated_shares(model, *estimate, z)
-        off = model - estimate[0] > z * estimate[1]
-        targets.append(None if shares is None else (shares, off, estimate[1]))
+        targets.append(None if shares is None
+                       else (shares, _far_off(model, *estimate, z), estimate[1]))
     return targets
 
 
@@ -153,8 +158,8 @@ def calibrate_weights(records, weights, estimates, sizes, alpha=ALPHA):
     The weights closest to ``weights`` in Kullback-Leibler divergence with the
     shares of :func:`calibration_targets`; returned as they are when no value is
     off. (AdaptiveProjection continues its fit against the far-off values' shares
-    instead (``_fitting.refit_to_shares``): raking
-    moves every other value's records in proportion.)
+    instead, ``_fitting.refit_to_shares``: raking moves every other value's records
+    in proportion.)
 
     Examples
     --------
@@ -164,8 +169,9 @@ def calibrate_weights(records, weights, estimates, sizes, alpha=ALPHA):
     >>> calibrate_weights(records, np.array([0.2, 0.5, 0.3]), estimates, [2]).round(3).tolist()
     [0.5, 0.312, 0.188]
     """
+    weights = np.asarray(weights, float)
     targets = calibration_targets(records, weights, estimates, sizes, alpha)
     if all(t is None for t in targets):
-        return np.asarray(weights, float)
+        return weights
     return rake(np.asarray(records), sizes, [None if t is None else t[0] for t in targets],
-                initial=np.asarray(weights, float))
+                initial=weights)

@@ -49,6 +49,13 @@ def _hold(est):
     return hold_threshold(est.workload_.n_queries_) if est.n_rounds_ == 1 else None
 
 
+def _records_fit(est):
+    """The records' final-fit settings: stopping, zero test, pair zeros and hold."""
+    return dict(tol=est.tol, time_limit=est.time_limit, zero_test=est.zero_test_,
+                pair_zeros=pair_zeros_apply(est.workload_.layout_.n_attributes),
+                hold=_hold(est))
+
+
 def _inner_qp_iter(est):
     """Re-weighting steps per Frank-Wolfe iteration of the records: all 300 on
     small workloads, 30 (then a final 300) from ``WIDE_MARGINALS`` marginals on,
@@ -81,11 +88,9 @@ def run_projection(est, projection, final):
                 projection.update_targets(noisy, variances)
                 result = dataclasses.replace(result, objective=projection.objective())
             return result
-        return projection.run(max_iter=est.max_iter, tol=est.tol,
-                              time_limit=est.time_limit, zero_test=est.zero_test_,
-                              pair_zeros=pair_zeros_apply(est.workload_.layout_.n_attributes),
-                              inner_qp_iter=_inner_qp_iter(est), hold=_hold(est),
-                              progress=None if bar is None else _reporter(bar))
+        return projection.run(max_iter=est.max_iter, inner_qp_iter=_inner_qp_iter(est),
+                              progress=None if bar is None else _reporter(bar),
+                              **_records_fit(est))
     finally:
         if bar is not None:
             bar.close()
@@ -98,10 +103,10 @@ def refit_to_shares(est, noisy, variance, result, targets, session, rng):
     :func:`~sklearn_privsyn.adaptive._calibration.calibration_targets`) becomes an extra
     1-way marginal: its far-off values take their calibrated share with ``HOLD_BOOST``
     times the precision of their estimate, its other values are not measured. Frank-Wolfe
-    continues from the fitted records for ``max_iter // 10`` iterations (and
-    ``time_limit``) of ``WIDE_INNER_QP_ITER`` re-weighting steps, with the zero test and the hold of the final fit, so that the
-    measurements place the mass taken off those values. Post-processing of the noisy
-    answers.
+    continues from the fitted records for ``max_iter // 10`` iterations of
+    ``WIDE_INNER_QP_ITER`` re-weighting steps, with the final fit's settings
+    (``tol``, ``time_limit``, zero test, pair zeros, hold), so that the measurements
+    place the mass taken off those values. Post-processing of the noisy answers.
     """
     extra = tuple((a,) for a, t in enumerate(targets) if t is not None)
     shares = [targets[a][0] for (a,) in extra]
@@ -111,10 +116,8 @@ def refit_to_shares(est, noisy, variance, result, targets, session, rng):
                             np.concatenate([np.broadcast_to(variance, len(noisy)), *variances]),
                             extra_marginals=extra, session=session, random_state=rng)
     projection.warm_start(result.records, result.weights)
-    return projection.run(max_iter=max(1, est.max_iter // 10), tol=est.tol,
-                          time_limit=est.time_limit, zero_test=est.zero_test_,
-                          pair_zeros=pair_zeros_apply(est.workload_.layout_.n_attributes),
-                          inner_qp_iter=WIDE_INNER_QP_ITER, hold=_hold(est))
+    return projection.run(max_iter=max(1, est.max_iter // 10), inner_qp_iter=WIDE_INNER_QP_ITER,
+                          **_records_fit(est))
 
 
 @dataclasses.dataclass(frozen=True)

@@ -475,8 +475,8 @@ class Projection:
         power = 30 if inner == qp_iter else 10
         t0 = time.perf_counter()
         n_columns, gap, certified, reason, it = 0, np.inf, False, "max_iter", 0
-        measured = np.count_nonzero(np.add.reduceat(self.precision > 0, self.index.offsets[:-1]))
-        cap = np.inf if hold is None else 0.5 * hold**2 * measured
+        cap = np.inf if hold is None else 0.5 * hold**2 * np.count_nonzero(
+            np.add.reduceat(self.precision > 0, self.index.offsets[:-1]))  # measured marginals
         if len(self.weights) == 0:
             residual = self.precision * (-self.target)
             candidates, scores, _ = self._price(residual, use_oracle=True)
