@@ -23,7 +23,7 @@ from ._sklearn_private import HasMethods, Interval, StrOptions, fit_context
 from ._table import as_frame, check_not_empty
 from .counts import DaskCounts, RecordCounts, is_dask_frame, schema
 from .exceptions import SolverWarning
-from .numbers import measure_numbers, plan_numbers, refine_coder
+from .numbers import measure_numbers, missing_share, plan_numbers, refine_coder
 from .order_rules import rule_block, rule_groups, rules_kept, sample_keeping_rules
 from .privacy import PrivacyLedger, epsilon_to_rho
 from .solvers import ORACLE_NAMES, get_oracle, open_session
@@ -69,6 +69,10 @@ class BaseSynthesizer(BaseEstimator):
         Column -> the noise sd of its measured counts (fractions of the rows):
         the same for every column, or, with columns that may be missing,
         growing with each column's share of present rows (measured first).
+    number_missing_ : dict
+        Column -> its share of missing rows and that share's sd, from the
+        numbers' measurement (:func:`~sklearn_privsyn.numbers.missing_share`),
+        for each measured column that may be missing.
     synthesis_rho_ : float
         The budget left for the synthesizer's own mechanisms.
     """
@@ -260,7 +264,7 @@ class BaseSynthesizer(BaseEstimator):
         # a subclass without the parameter plans with rho_ and measures no numbers
         share = getattr(self, "number_share", 0.0)
         plan = plan_numbers(coders, n, self.rho_, share, self._measured_marginals(n))
-        self.number_measurements_, self.number_noise_ = {}, {}
+        self.number_measurements_, self.number_noise_, self.number_missing_ = {}, {}, {}
         if plan is None:
             self.number_share_ = 0.0
             self.synthesis_rho_ = self.rho_
@@ -268,12 +272,15 @@ class BaseSynthesizer(BaseEstimator):
         (number_rng,) = rng.spawn(1)
         by_name = {c.name: c for c in coders}
         noisy = measure_numbers(plan, rows, n, self.ledger_, number_rng)
-        refined = {g.name: refine_coder(by_name[g.name], g, *noisy[g.name])
+        refined = {g.name: refine_coder(by_name[g.name], g, *noisy[g.name][:3])
                    for g in plan.grids}
         workload._replace_coders(refined)
         self.number_measurements_ = {name: np.concatenate([*levels, candidates])
-                                     for name, (levels, candidates, _) in noisy.items()}
-        self.number_noise_ = {name: sd for name, (_, _, sd) in noisy.items()}
+                                     for name, (levels, candidates, _, _) in noisy.items()}
+        self.number_noise_ = {name: sd for name, (_, _, sd, _) in noisy.items()}
+        self.number_missing_ = {name: missing_share(levels, sd, present)
+                                for name, (levels, _, sd, present) in noisy.items()
+                                if present is not None}
         self.number_share_ = plan.share
         self.synthesis_rho_ = self.ledger_.rho_remaining
 

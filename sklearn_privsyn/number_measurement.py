@@ -33,6 +33,7 @@ __all__ = [
     "NumberPlan",
     "default_number_share",
     "measure_numbers",
+    "missing_share",
     "number_counts",
     "numbers_sensitivity",
     "plan_numbers",
@@ -429,7 +430,8 @@ def measure_numbers(plan, rows, n, ledger, rng):
     With missable columns, their present counts are measured first and set
     each grid's noise (:func:`present_noise`); two charges then, both
     ``number_histogram``. Returns the noisy vector split per column with its
-    noise sd: ``{column: (levels, candidates, sigma)}``.
+    noise sd and, for a missable column, its noisy present count with that
+    count's sd (None otherwise): ``{column: (levels, candidates, sigma, present)}``.
     """
     # PRIVATE: the true counts, read only by the Gaussian mechanisms below
     true = number_counts(plan.grids, rows).astype(float) / n
@@ -444,9 +446,33 @@ def measure_numbers(plan, rows, n, ledger, rng):
         scale = np.repeat(sigmas, sizes)
         ledger.charge("number_histogram", gaussian_mechanism_rho(sensitivity, 1.0))
         noisy = number_histogram(true / scale, sensitivity, 1.0, rng) * scale
+        present = iter(noisy_roots)
     else:
         sigmas = np.full(len(plan.grids), plan.sigma)
         ledger.charge("number_histogram", plan.rho)
         noisy = number_histogram(true, plan.sensitivity, plan.sigma, rng)
-    return {g.name: (*g.split(noisy[a:b]), float(sd))
-            for g, a, b, sd in zip(plan.grids, starts[:-1], starts[1:], sigmas)}
+    missable = plan.missable or (False,) * len(plan.grids)
+    return {g.name: (*g.split(noisy[a:b]), float(sd),
+                     (float(next(present)), plan.present_sigma) if m else None)
+            for g, a, b, sd, m in zip(plan.grids, starts[:-1], starts[1:], sigmas, missable)}
+
+
+def missing_share(levels, sigma, present):
+    """A missable column's share of missing rows, with its sd (post-processing).
+
+    Two noisy counts of the column's present rows, both unbiased: the tree's
+    root (noise sd ``sigma``) and the present count measured first
+    (``present``, a pair ``(count, sd)``); their inverse-variance mean, taken
+    from one, clipped to ``[0, 1]``.
+
+    Examples
+    --------
+    >>> from sklearn_privsyn.numbers import missing_share
+    >>> share, sd = missing_share([[0.96]], 0.02, (0.98, 0.02))
+    >>> round(share, 3), round(sd, 4)
+    (0.03, 0.0141)
+    """
+    count, count_sd = present
+    weights = np.array([sigma**-2.0, count_sd**-2.0])
+    estimate = float(weights @ [levels[0][0], count]) / float(weights.sum())
+    return min(max(1.0 - estimate, 0.0), 1.0), float(weights.sum() ** -0.5)

@@ -40,7 +40,7 @@ from sklearn_privsyn.projection import (
     zeroed_targets,
 )
 from sklearn_privsyn.simplex import project_to_simplex
-from sklearn_privsyn.solvers import BruteForceOracle
+from sklearn_privsyn.solvers import BruteForceOracle, HighsOracle
 
 SIZES = {"a": 2, "b": 3, "c": 2}
 
@@ -256,6 +256,24 @@ def test_with_a_hold_the_gap_must_also_fall_below_one_held_cell_per_measured_mar
     assert held.stop_reason == "gap"
     assert seen[-1] <= cap and all(gap > cap for gap in seen[:-1])
     assert held.n_iter > plain.n_iter
+
+
+def test_a_continuation_with_more_cells_shares_the_oracle_session():
+    # the calibration's continuation adds 1-way cells after the workload's on the fit's
+    # session: a cell's negation and a new cell must never share a query id
+    workload = small_workload()
+    Q = workload.n_queries_
+    session = HighsOracle().session(workload.layout_, 0)
+    noisy, variances = noisy_answers(workload, 0, (0.5, 2.0))
+    first = Projection(workload, noisy, variances, session=session, oracle_cells=10**6)
+    first._oracle_record(np.ones(Q))  # every cell's negation
+    n_extra = SIZES["a"]
+    later = Projection(workload, np.concatenate([noisy, np.full(n_extra, 0.5)]),
+                       np.concatenate([variances, np.ones(n_extra)]), extra_marginals=((0,),),
+                       session=session, oracle_cells=10**6)
+    residual = np.concatenate([np.ones(Q), -np.ones(n_extra)])  # the new cells themselves
+    record, certified = later._oracle_record(residual)
+    assert record.shape == (1, 3) and certified
 
 
 @pytest.mark.parametrize("n_cells", [1, 64, 5_892_396])

@@ -118,7 +118,8 @@ def test_calibration_is_post_processing_and_pulls_the_rare_value_back(monkeypatc
     assert abs(share(calibrated) - 0.003) < 0.005
 
 
-def test_the_fit_continues_with_only_the_far_off_values_held_to_their_shares(monkeypatch):
+def record_the_continuation(monkeypatch):
+    """What the continuation's Projection (the one with extra marginals) is given."""
     seen = {}
 
     class Recording(fitting.Projection):
@@ -129,6 +130,11 @@ def test_the_fit_continues_with_only_the_far_off_values_held_to_their_shares(mon
             super().__init__(workload, noisy, variances, **kwargs)
 
     monkeypatch.setattr(fitting, "Projection", Recording)
+    return seen
+
+
+def test_the_fit_continues_with_only_the_far_off_values_held_to_their_shares(monkeypatch):
+    seen = record_the_continuation(monkeypatch)
     est = fit_at_once(rare_table())
     w = est.workload_
     assert seen["extra"] == ((0,),)  # column "a" only
@@ -141,3 +147,54 @@ def test_the_fit_continues_with_only_the_far_off_values_held_to_their_shares(mon
     assert np.isinf(np.delete(variances, rare)).all()
     assert seen["noisy"][seen["n_cells"] + rare] == pytest.approx(max(estimate[rare], 0.0))
     np.testing.assert_array_equal(seen["noisy"][:seen["n_cells"]], est.measurements_)
+
+
+def missing_table(n=20000, seed=0):
+    """A number missing on 0.5% of the rows, beside columns of 30 and 20 values."""
+    rng = np.random.default_rng(seed)
+    x = np.round(rng.gamma(3.0, 10.0, n), 1)
+    return pd.DataFrame({"x": np.where(rng.random(n) < 0.005, np.nan, x),
+                         "b": rng.integers(0, 30, n), "c": rng.integers(0, 20, n)})
+
+
+def fit_missing_at_once(X):
+    workload = QueryWorkload(domain={"b": list(range(30)), "c": list(range(20))},
+                             bounds={"x": (0.0, 150.0)}, bins={"x": 10},
+                             handle_missing=["x"], k=3)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return AdaptiveProjection(epsilon=1.0, workload=workload, rounds=1,
+                                  representation="records", random_state=0).fit(X)
+
+
+def test_the_measured_missing_share_is_held_as_post_processing(monkeypatch):
+    seen = record_the_continuation(monkeypatch)
+    X = missing_table()
+    est = fit_missing_at_once(X)
+    w = est.workload_
+    x = w.columns_.index("x")
+    assert seen["extra"] == ((x,),)  # nothing else is off here
+    share, sd = est.number_missing_["x"]
+    estimate, marginal_sd = one_way_estimates(est.measurements_, est.measurement_variances_,
+                                              est.measured_marginals_, w.marginal_offsets_,
+                                              w.layout_.block_sizes)[x]
+    # the target: the two independent estimates by inverse variance; only the missing code
+    weights = np.array([sd**-2, marginal_sd**-2])
+    combined = (weights @ [share, estimate[-1]]) / weights.sum()
+    variances = seen["variances"][seen["n_cells"]:]
+    assert variances[-1] == pytest.approx(1.0 / weights.sum() / HOLD_BOOST)
+    assert np.isinf(variances[:-1]).all()
+    assert seen["noisy"][-1] == pytest.approx(max(combined, 0.0))
+    # the records hold the missing code on about that share
+    model = est.weights_[est.records_[:, x] == w.layout_.block_sizes[x] - 1].sum()
+    assert abs(model - combined) < 3 * weights.sum() ** -0.5
+    # post-processing: the same measurements and ledger without it
+    monkeypatch.setattr(schedules, "with_missing_shares", lambda t, *args: t)
+    plain = fit_missing_at_once(X)
+    assert plain.ledger_.entries == est.ledger_.entries
+    np.testing.assert_array_equal(plain.measurements_, est.measurements_)
+
+
+def test_without_a_missable_number_nothing_is_held():
+    est = fit_at_once(rare_table())
+    assert est.number_missing_ == {}

@@ -27,6 +27,7 @@ from sklearn_privsyn.numbers import (
     NumberGrid,
     default_number_share,
     measure_numbers,
+    missing_share,
     number_counts,
     numbers_sensitivity,
     plan_numbers,
@@ -191,18 +192,28 @@ def test_the_measured_noise_has_the_sd_it_claims(present):
     plan = plan_numbers(coders, len(X), 0.5, 0.2, 2)
     assert plan.missable == (True, False) and plan.present_rho > 0
     true = number_counts(plan.grids, X) / len(X)
-    z, ratios = [], []
+    present_rows = X["joint"].notna().mean()
+    z, ratios, z_present, z_missing = [], [], [], []
     for seed in range(300):
         ledger = PrivacyLedger()
         out = measure_numbers(plan, X, len(X), ledger, np.random.default_rng(seed))
         assert ledger.rho_spent == pytest.approx(plan.rho, rel=1e-9)
-        noisy = np.concatenate([np.concatenate([*lv, c]) for lv, c, _ in out.values()])
+        noisy = np.concatenate([np.concatenate([*lv, c]) for lv, c, _, _ in out.values()])
         sd = np.concatenate([np.full(g.size, out[g.name][2]) for g in plan.grids])
         z.append((noisy - true) / sd)
         ratios.append(out["joint"][2] / out["own"][2])
+        count, count_sd = out["joint"][3]
+        share, share_sd = missing_share(out["joint"][0], out["joint"][2], (count, count_sd))
+        z_present.append((count - present_rows) / count_sd)
+        z_missing.append((share - (1.0 - present_rows)) / share_sd)
+        assert out["own"][3] is None  # never missing: no present count
     z = np.concatenate(z)
     assert abs(z.mean()) < 0.01 and abs(z.std() - 1.0) < 0.01
     assert stats.kstest(z[::7], "norm").pvalue > 0.001
+    # the present count (measured first) and the missing share from it and the tree's root
+    assert stats.kstest(z_present, "norm").pvalue > 0.001
+    if present > 0:  # (never present: the share is clipped at 1)
+        assert stats.kstest(z_missing, "norm").pvalue > 0.001
     # a column (nearly) never present is held at the floor: it cannot take the budget
     floor = math.sqrt(PRESENT_FLOOR_SD * plan.present_sigma)
     assert min(ratios) >= floor - 1e-12

@@ -13,8 +13,10 @@
 * ``_calibration.py``: where every marginal is measured at once and fitted by
   records, a column's value whose share the records put above what every
   measured marginal sums to (by a Bonferroni bound) is calibrated down to it
-  (post-processing; the fit continues against those shares):
-  :func:`one_way_estimates`, :func:`calibration_targets`, :func:`calibrate_weights`;
+  (post-processing; the fit continues against those shares, and against each
+  number's missing share from the numbers' measurement):
+  :func:`one_way_estimates`, :func:`calibration_targets`, :func:`with_missing_shares`,
+  :func:`calibrate_weights`;
 * ``_shrinkage.py``: where only the 1-way marginals are measured, each
   column's noisy answers mixed with uniform by Stein's unbiased risk
   estimate (post-processing): :func:`shrink_toward_uniform`;
@@ -39,6 +41,7 @@ from ._calibration import (
     calibrated_shares,
     calibration_targets,
     one_way_estimates,
+    with_missing_shares,
 )
 from ._estimator import AdaptiveProjection
 from ._graphical import GraphicalModel, junction_tree, junction_tree_size
@@ -83,6 +86,7 @@ __all__ = [
     "calibrate_weights",
     "calibrated_shares",
     "calibration_targets",
+    "with_missing_shares",
     "candidate_marginals",
     "checked_targets",
     "fit_product_mixture",

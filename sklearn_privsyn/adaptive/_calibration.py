@@ -32,7 +32,7 @@ import numpy as np
 from .._sampling import rake
 
 __all__ = ["ALPHA", "calibrate_weights", "calibrated_shares", "calibration_targets",
-           "one_way_estimates"]
+           "one_way_estimates", "with_missing_shares"]
 
 #: With every model share right, no value is corrected with probability at least 1 - ALPHA.
 ALPHA = 0.05
@@ -149,6 +149,51 @@ def calibration_targets(records, weights, estimates, sizes, alpha=ALPHA):
         shares = calibrated_shares(model, *estimate, z)
         targets.append(None if shares is None
                        else (shares, _far_off(model, *estimate, z), estimate[1]))
+    return targets
+
+
+def with_missing_shares(targets, missing, estimates, records, weights, sizes):
+    """``targets`` with each measured missing share held as well.
+
+    A number that may be missing has its share of missing rows measured by the
+    numbers' measurement (``missing``: attribute -> ``(share, sd)``, as
+    ``AdaptiveProjection.number_missing_`` holds them by column), with the noise of
+    one cell: more precise than the sums of the marginals' cells, and the records
+    put a missing value on twice the rows it holds (GSSvocab, eps 1) without any
+    value far enough off for :func:`calibration_targets`.
+    The column's missing code (its last) is set to the inverse-variance mean of
+    that share and of its estimate from ``estimates`` (both unbiased, from
+    independent mechanisms), with that mean's sd; the column's other codes keep
+    what ``targets`` has for them. Post-processing.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> records = np.array([[0], [1]])
+    >>> estimates = [(np.array([0.9, 0.1]), 0.03)]
+    >>> [(shares.round(3).tolist(), off.tolist(), sd.round(4).tolist()) for shares, off, sd in
+    ...  with_missing_shares([None], {0: (0.02, 0.01)}, estimates, records,
+    ...                      np.array([0.9, 0.1]), [2])]
+    [([0.9, 0.028], [False, True], [0.03, 0.0095])]
+    """
+    targets = list(targets)
+    weights = np.asarray(weights, float)
+    for a, (share, sd) in missing.items():
+        estimate = estimates[a]
+        if estimate is not None:
+            precision = np.array([sd**-2.0, estimate[1] ** -2.0])
+            share = float(precision @ [share, estimate[0][-1]]) / float(precision.sum())
+            sd = float(precision.sum() ** -0.5)
+        if targets[a] is None:
+            model = np.bincount(np.asarray(records)[:, a], weights=weights,
+                                minlength=sizes[a]) / weights.sum()
+            other_sd = np.nan if estimate is None else estimate[1]
+            targets[a] = (model, np.zeros(sizes[a], bool), np.full(sizes[a], other_sd))
+        shares, off, sds = (np.array(t, dtype=dtype) for t, dtype
+                            in zip(targets[a], (float, bool, float)))
+        sds = np.broadcast_to(sds, shares.shape).copy()
+        shares[-1], off[-1], sds[-1] = max(share, 0.0), True, sd
+        targets[a] = (shares, off, sds)
     return targets
 
 

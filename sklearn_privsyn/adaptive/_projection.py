@@ -5,9 +5,9 @@ find the mixture of records whose answers ``a(w)`` minimise the weighted squared
 
     f(w) = 1/2 * sum_c (a_c(w) - y_c)**2 / var_c
 
-over all distributions ``w`` on the record domain (the projection mechanism of Nikolov,
-Talwar and Zhang 2013, in a weighted l2 norm); cells of infinite variance do not count.
-It reads only the noisy answers: post-processing, whatever the solver does.
+over all distributions ``w`` on the record domain (Nikolov, Talwar and Zhang 2013's projection
+mechanism, in a weighted l2 norm; cells of infinite variance do not count). It reads only the
+noisy answers: post-processing, whatever the solver does.
 
 The method is a fully corrective Frank-Wolfe (column generation):
 
@@ -354,9 +354,9 @@ class Projection:
             top = np.argpartition(-np.abs(residual), self.oracle_cells - 1)
             nonzero = np.sort(top[: self.oracle_cells])
         r = residual[nonzero]
-        # min sum_c r_c q_c(x): a negative residual rewards the cell (weight -r on q_c),
-        # a positive one rewards its negation (weight r on 1 - q_c, up to a constant).
-        ids = np.where(r < 0, nonzero, nonzero + self.index.n_cells)
+        # min sum_c r_c q_c(x): a negative residual rewards cell c (weight -r on q_c), a
+        # positive one its negation (weight r on 1 - q_c); ids 2c, 2c + 1 whatever is added
+        ids = 2 * nonzero + (r > 0)
         problem = OracleProblem(
             layout=self.layout, literals=self.index.literals(nonzero), negated=r > 0,
             weights=np.abs(r), linear=np.zeros(self.layout.n_features), query_ids=ids,

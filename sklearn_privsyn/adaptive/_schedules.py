@@ -18,7 +18,7 @@ import math
 import numpy as np
 
 from ..privacy import gaussian_mechanism, gaussian_mechanism_rho, gaussian_sigma
-from ._calibration import calibration_targets, one_way_estimates
+from ._calibration import calibration_targets, one_way_estimates, with_missing_shares
 from ._fitting import (
     GraphicalFit,
     ProjectionFit,
@@ -60,6 +60,10 @@ def measure_all_at_once(est, data, rng, session, project_rng):
     estimates = one_way_estimates(noisy, est.measurement_variances_, est.measured_marginals_,
                                   workload.marginal_offsets_, sizes)
     targets = calibration_targets(result.records, result.weights, estimates, sizes)
+    names = [c.name for c in workload.encoder_.coders]
+    missing = {names.index(name): share for name, share in est.number_missing_.items()}
+    targets = with_missing_shares(targets, missing, estimates, result.records, result.weights,
+                                  sizes)
     if all(t is None for t in targets):
         return result
     return refit_to_shares(est, noisy, sigma**2, result, targets, session, project_rng)
