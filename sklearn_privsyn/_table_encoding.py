@@ -25,6 +25,7 @@ from ._table import (
     warn_learned_domain,
 )
 from .dates import parse_days_of_month
+from .decimals import parse_decimals, round_columns, with_sum_decimals
 from .derived import check_sources, split_derived
 from .order_rules import check_numeric, parse_at_most
 from .value_rules import check_declared_values, parse_value_rules
@@ -35,8 +36,9 @@ class BaseTableEncoding(TransformerMixin, BaseEstimator):
 
     Fits the column coders from the public domain (``domain``, ``bounds``,
     ``bins``, ``handle_missing``, ``other``, ``points``, ``steps``, ``cuts``, ``clocks``,
-    ``days_of_month``, ``derived``, ``at_most``, ``exactly_when``, ``only_when`` of the
-    subclass), encodes and decodes records, and is the one-hot transformer.
+    ``days_of_month``, ``derived``, ``decimals``, ``at_most``, ``exactly_when``,
+    ``only_when`` of the subclass), encodes and decodes records, and is the one-hot
+    transformer.
     The subclass's ``_fit(X, n_rows)`` calls :meth:`_fit_encoding`, then
     fits what it adds (the marginals).
     """
@@ -76,7 +78,9 @@ class BaseTableEncoding(TransformerMixin, BaseEstimator):
         self.order_rules_ = parse_at_most(self.at_most, columns)
         self.value_rules_ = parse_value_rules(self.exactly_when, self.only_when, columns)
         check_numeric(self.order_rules_ + self.value_rules_, X)
+        self.decimals_ = parse_decimals(self.decimals, X)
         self.derived_, X, cuts = split_derived(X, self)
+        self.decimals_ = with_sum_decimals(self.decimals_, self.derived_, X)
         self.columns_ = tuple(X.columns)
         self.days_of_month_ = parse_days_of_month(self.days_of_month, columns)
         derived_dates = [c for d in self.days_of_month_ for c in d.columns if c in self.derived_]
@@ -191,11 +195,16 @@ class BaseTableEncoding(TransformerMixin, BaseEstimator):
         for date in self.days_of_month_:  # a public rule: February has no 30th
             if date.day in frame:
                 frame[date.day] = date.keep_in_month(frame, rng)
+        # derived columns from the rounded sources; within the bounds (clocks: in minutes)
+        round_columns(frame, self.decimals_, bounds={
+            name: (edges[0], edges[-1]) for name, edges in self.encoder_.bin_edges.items()
+            if name not in (self.clocks or ())})
         if not self.derived_ and wanted is None:
             return frame
         for name, column in self.derived_.items():
             if wanted is None or name in wanted:
                 frame[name] = column.compute(frame)
+        round_columns(frame, self.decimals_, self.derived_)
         return frame[[c for c in self.table_columns_ if c in frame]]
 
     def _columns_to_decode(self, columns):

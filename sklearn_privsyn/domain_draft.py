@@ -64,7 +64,11 @@ The rules, applied column by column:
   (:func:`~sklearn_privsyn.value_rules.draft_exactly_when`); a listed value found only
   beside a few values of another column, where the two independent would break that on
   many rows, ``"only_when"`` (a job role and its department:
-  :func:`~sklearn_privsyn.value_rules.draft_only_when`).
+  :func:`~sklearn_privsyn.value_rules.draft_only_when`);
+* a binned or derived number of floats that are not all whole, each written
+  with at most ``MAX_DRAFT_DECIMALS`` decimals, gets ``"decimals"``, the fewest
+  that write them all (amounts in cents: 2), so that its synthetic values are
+  written the same way (:mod:`sklearn_privsyn.decimals`).
 """
 
 from __future__ import annotations
@@ -94,6 +98,8 @@ MAX_CUTS = 31
 MIN_ROWS_PER_VALUE = 10
 #: Divisors tried for a column that is a quotient or a remainder of another (clock parts).
 DIVISORS = (10, 100, 1000, 60, 24)
+#: Most decimals drafted for a number's values (more: a computed value, left as it is).
+MAX_DRAFT_DECIMALS = 4
 
 
 def _check_count(name, value, low):
@@ -181,6 +187,7 @@ def draft_domain(X, *, max_categories=DEFAULT_MAX_CATEGORIES, bins=DEFAULT_BINS,
     draft_at_most(X, domain, MARK)
     draft_exactly_when(X, domain, MARK)
     draft_only_when(X, domain, MARK)
+    _draft_decimals(X, domain)
     if read:
         warnings.warn(
             f"The drafted domain of columns {read} was read from the data: it is not "
@@ -324,6 +331,19 @@ def interval_cuts(numbers, labels):
     if not np.all(highs[:-1] < lows[1:]):
         return None
     return lows[1:].tolist()
+
+
+def _draft_decimals(X, domain):
+    """``"decimals"`` for binned and derived numbers of floats written with a few decimals."""
+    from .decimals import count_decimals
+
+    for col, entry in domain.items():
+        if X[col].dtype.kind != "f" or "step" in entry or entry.get("clock"):
+            continue
+        if "bounds" in entry or "derived" in entry:
+            count = count_decimals(X[col].to_numpy(), MAX_DRAFT_DECIMALS)
+            if count:  # None (more decimals) or 0 (whole numbers: a step, or exact sums)
+                entry["decimals"] = count
 
 
 def _draft_cuts(X, domain):

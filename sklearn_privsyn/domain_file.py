@@ -14,7 +14,9 @@ which marginals are enumerated. An entry is
   columns have step 1), and ``"cuts": [c, ...]``, values where a bin must
   begin (the boundaries of a column derived from it, such as the ages where
   an age group changes), and ``"clock": true``, a time of day written HHMM
-  (``517`` for 5:17), modelled in minutes (:mod:`sklearn_privsyn.clock`). See
+  (``517`` for 5:17), modelled in minutes (:mod:`sklearn_privsyn.clock`), and
+  ``"decimals": d``, how many decimals its synthetic values are written with
+  (:mod:`sklearn_privsyn.decimals`; a derived number may say it too). See
   ``docs/numbers.rst``;
 * ``{"derived": {"of": source, ...}}``: a public function of another column
   (a ``"map"`` of its values, ``"intervals"``, ``"apply"``, ``"floordiv"``,
@@ -77,8 +79,9 @@ _KINDS = ("size", "values", "bounds", "derived")
 # ... and may add these (besides MARK and "missing").
 _RULES = ("at_most", "exactly_when", "only_when")
 _EXTRA_KEYS = {"size": _RULES, "values": ("other", "day_of", *_RULES),
-               "bounds": ("bins", "points", "step", "cuts", "clock", "day_of", *_RULES),
-               "derived": _RULES}
+               "bounds": ("bins", "points", "step", "cuts", "clock", "day_of", "decimals",
+                          *_RULES),
+               "derived": ("decimals", *_RULES)}
 
 
 def read_domain(path):
@@ -288,6 +291,7 @@ def parse_domain(raw, source="the domain"):
         )
     params = {"columns": list(raw), "domain": {}, "bounds": {}, "bins": {}, "points": {},
               "steps": {}, "cuts": {}, "clocks": [], "days_of_month": {}, "derived": {},
+              "decimals": {},
               "at_most": {}, "exactly_when": {}, "only_when": {}, "missing": [], "other": {},
               "read_from_data": []}
     for col, spec in raw.items():
@@ -313,6 +317,15 @@ def parse_domain(raw, source="the domain"):
         for key in _RULES:
             if key in spec:
                 params[key][col] = spec[key]
+        if "decimals" in spec:
+            from .decimals import MAX_DECIMALS  # numpy: not at the command line's start
+
+            count = spec["decimals"]
+            if (isinstance(count, bool) or not isinstance(count, int)
+                    or not 0 <= count <= MAX_DECIMALS):
+                raise ValueError(f"{where}: \"decimals\" must be a whole number from 0 to "
+                                 f"{MAX_DECIMALS}; got {count!r}")
+            params["decimals"][col] = count
         if kind == "size":
             _check_size(where, spec["size"])
             params["domain"][col] = spec["size"]
@@ -392,6 +405,7 @@ def workload_kwargs(params):
         "days_of_month": dict(params.get("days_of_month", {})) or None,
         "derived": {col: _derived_kwargs(spec, params["domain"])
                     for col, spec in params.get("derived", {}).items()} or None,
+        "decimals": dict(params.get("decimals", {})) or None,
         "at_most": dict(params.get("at_most", {})) or None,
         "exactly_when": dict(params.get("exactly_when", {})) or None,
         "only_when": dict(params.get("only_when", {})) or None,
@@ -457,7 +471,7 @@ def workload_params(domain):
         ``domain``, ``bounds``, ``bins``, ``handle_missing`` (the columns
         declared ``"missing"``, or ``"error"`` for none), ``other``,
         ``points``, ``steps``, ``cuts``, ``clocks``, ``days_of_month``,
-        ``derived``, ``at_most``, ``exactly_when`` and ``only_when``. Lists
+        ``derived``, ``decimals``, ``at_most``, ``exactly_when`` and ``only_when``. Lists
         of values that are not all numbers become text, as the command line
         reads a CSV file.
 

@@ -156,6 +156,11 @@ class QueryWorkload(BaseTableEncoding):
         ``{"of": "clock", "floordiv": 100}`` (:mod:`sklearn_privsyn.derived`
         lists the functions). It is never read nor measured (no attribute,
         no marginal); :meth:`decode` computes it from its source.
+    decimals : dict, default=None
+        Numeric column (modelled or derived) -> how many decimals its values
+        are written with (2 for amounts in cents): :meth:`decode` rounds them
+        (:mod:`sklearn_privsyn.decimals`). Output only: the bins and the
+        measurements do not change. Public knowledge.
     at_most : dict, default=None
         Numeric column -> a column it never exceeds, that column plus or
         minus a number (``"Age - 18"``), or a list of these: order rules
@@ -196,6 +201,10 @@ class QueryWorkload(BaseTableEncoding):
         takes and :meth:`decode` returns).
     derived_ : dict
         Derived column -> its :class:`~sklearn_privsyn.derived.DerivedColumn`.
+    decimals_ : dict
+        Column -> the decimals its decoded values are rounded to: the declared
+        ones, and a derived sum's whose sources all have some
+        (:func:`~sklearn_privsyn.decimals.with_sum_decimals`).
     order_rules_ : tuple of OrderRule
         The declared order rules (:class:`~sklearn_privsyn.order_rules.OrderRule`).
     value_rules_ : tuple of ValueRule
@@ -276,6 +285,7 @@ class QueryWorkload(BaseTableEncoding):
         "clocks": [list, tuple, None],
         "days_of_month": [dict, None],
         "derived": [dict, None],
+        "decimals": [dict, None],
         "at_most": [dict, None],
         "exactly_when": [dict, None],
         "only_when": [dict, None],
@@ -301,6 +311,7 @@ class QueryWorkload(BaseTableEncoding):
         clocks=None,
         days_of_month=None,
         derived=None,
+        decimals=None,
         at_most=None,
         exactly_when=None,
         only_when=None,
@@ -322,6 +333,7 @@ class QueryWorkload(BaseTableEncoding):
         self.clocks = clocks
         self.days_of_month = days_of_month
         self.derived = derived
+        self.decimals = decimals
         self.at_most = at_most
         self.exactly_when = exactly_when
         self.only_when = only_when

@@ -32,8 +32,9 @@ def _draft(frame, **kwargs):
         # an integer column never gets more bins than integers in its range
         ([0, 1, 2, 3], {"max_categories": 2, "bins": 10, "point_share": 1},
          {"bounds": [0, 3], "bins": 4, MARK: True}),
+        # floats written with one decimal: written so in the synthetic rows
         ([0.5, 2.5, 10.0], {"max_categories": 2, "bins": 4, "point_share": 1},
-         {"bounds": [0.5, 10.0], "bins": 4, MARK: True}),
+         {"bounds": [0.5, 10.0], "bins": 4, "decimals": 1, MARK: True}),
         # common values become points, in the place of bins (at most half of them)
         ([0, 0, 0, 0, 5, 17, 30, 42], {"max_categories": 2, "bins": 4, "point_share": 0.2},
          {"bounds": [0, 42], "bins": 3, "points": [0], MARK: True}),

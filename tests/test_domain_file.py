@@ -105,6 +105,7 @@ def test_workload_params_from_a_file_a_dict_and_a_draft(tmp_path):
         "clocks": None,
         "days_of_month": None,
         "derived": None,
+        "decimals": None,
         "at_most": None,
         "exactly_when": None,
         "only_when": None,
@@ -118,8 +119,9 @@ def test_workload_params_from_a_file_a_dict_and_a_draft(tmp_path):
                                          "handle_missing": "error", "other": None,
                                          "points": None, "steps": None, "cuts": None,
                                          "clocks": None, "days_of_month": None,
-                                         "derived": None, "at_most": None,
-                                         "exactly_when": None, "only_when": None}
+                                         "derived": None, "decimals": None,
+                                         "at_most": None, "exactly_when": None,
+                                         "only_when": None}
     frame = pd.DataFrame({"s": ["u", None, "v"], "n": [1.0, 2.0, 4.0]})
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", PrivacyLeakWarning)
