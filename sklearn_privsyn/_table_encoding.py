@@ -203,7 +203,7 @@ class BaseTableEncoding(TransformerMixin, BaseEstimator):
             return frame
         for name, column in self.derived_.items():
             if wanted is None or name in wanted:
-                frame[name] = column.compute(frame)
+                frame[name] = column.compute(frame, rng)
         round_columns(frame, self.decimals_, self.derived_)
         return frame[[c for c in self.table_columns_ if c in frame]]
 

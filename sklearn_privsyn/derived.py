@@ -14,6 +14,11 @@ and a domain file's ``"derived"`` entry):
 
 * ``{"of": a, "map": {value: derived value, ...}}`` (or a list of pairs):
   a lookup over the listed values of ``a`` (every listed value needs one);
+* ``{"of": a, "ranges": {value: [lo, hi], ...}}`` (or a list of ``[value, lo,
+  hi]``): a number nearly fixed by the listed value of ``a`` (a loan's
+  interest rate by its sub-grade, within a cent), drawn uniformly within
+  the value's range (whole numbers for an integer column; written with the
+  column's decimals, :mod:`sklearn_privsyn.decimals`);
 * ``{"of": a, "intervals": {"cuts": [c1, ..., ck], "labels": [l0, ..., lk]}}``:
   ``l0`` below ``c1``, ``li`` on ``[ci, ci+1)``, ``lk`` from ``ck`` on (an age
   band of an age);
@@ -58,15 +63,16 @@ FUNCTIONS = {
     "exp": np.exp, "sqrt": np.sqrt,
 }
 #: The kinds of derived column, each the key of its declaration.
-KINDS = ("map", "intervals", "apply", "floordiv", "mod", "sum")
+KINDS = ("map", "ranges", "intervals", "apply", "floordiv", "mod", "sum")
 
 
 @dataclass(frozen=True)
 class DerivedColumn:
     """One derived column: ``name`` is ``kind`` of column ``source``.
 
-    ``keys`` and ``values`` are the map's pairs (``"map"``) or the cuts and
-    labels (``"intervals"``); ``argument`` is the function's name
+    ``keys`` and ``values`` are the map's pairs (``"map"``), the listed values
+    and their ``(lo, hi)`` (``"ranges"``) or the cuts and labels
+    (``"intervals"``); ``argument`` is the function's name
     (``"apply"``), the divisor (``"floordiv"``, ``"mod"``) or the weights
     (``"sum"``, whose ``source`` is a tuple of columns); ``clock`` how a sum
     written as a time of day writes midnight (None: a plain sum);
@@ -97,12 +103,17 @@ class DerivedColumn:
         """The source columns, as a tuple (several for ``"sum"``)."""
         return tuple(self.source) if self.kind == "sum" else (self.source,)
 
-    def compute(self, frame):
-        """The derived values of the rows of ``frame`` (missing where a source is)."""
+    def compute(self, frame, rng=None):
+        """The derived values of the rows of ``frame`` (missing where a source is).
+
+        ``rng`` (a Generator) draws the values of ``"ranges"``; the other kinds are exact.
+        """
         if self.kind == "sum":
             return self._sum(frame)
         source = frame[self.source]
         isna = source.isna().to_numpy()
+        if self.kind == "ranges":
+            return self._in_ranges(source, isna, rng)
         if self.kind in ("map", "intervals"):
             if self.kind == "map":  # a value outside the map gives a missing one
                 at = pd.Index(list(self.keys), dtype=object).get_indexer(
@@ -124,6 +135,22 @@ class DerivedColumn:
                     out = np.floor(x / self.argument)
                 else:
                     out = x - self.argument * np.floor(x / self.argument)
+        return self._as_column(out, isna, source.index)
+
+    def _in_ranges(self, source, isna, rng):
+        if rng is None:
+            raise ValueError(f"derived[{self.name!r}] draws its values within ranges: "
+                             "compute it with a random generator (decode does).")
+        at = pd.Index(list(self.keys), dtype=object).get_indexer(source.to_numpy(dtype=object))
+        isna = isna | (at < 0)
+        lo, hi = (np.asarray([r[i] for r in self.values], dtype=float)[np.where(isna, 0, at)]
+                  for i in (0, 1))
+        u = rng.random(len(source))
+        if isinstance(self.dtype, np.dtype) and self.dtype.kind in "iu":
+            lo, hi = np.ceil(lo), np.floor(hi)
+            out = np.minimum(lo + np.floor(u * (hi - lo + 1)), hi)
+        else:
+            out = lo + u * (hi - lo)
         return self._as_column(out, isna, source.index)
 
     def _sum(self, frame):
@@ -159,7 +186,7 @@ class DerivedColumn:
 
     def _check_source(self, source, coder):
         where = f"derived[{self.name!r}]"
-        if self.kind == "map":
+        if self.kind in ("map", "ranges"):
             if isinstance(coder, BinnedCoder):
                 raise ValueError(
                     f"{where} maps the values of {source!r}, a binned number: declare "
@@ -310,6 +337,8 @@ def _parse_one(name, spec, columns, derived):
         if len(pd.Index(keys, dtype=object).unique()) != len(keys):
             raise ValueError(f"{where}: 'map' gives a source value twice.")
         return DerivedColumn(name, source, kind, tuple(keys), tuple(p[1] for p in pairs))
+    if kind == "ranges":
+        return _parse_ranges(name, where, source, argument)
     if kind == "intervals":
         if not isinstance(argument, Mapping) or set(argument) != {"cuts", "labels"}:
             raise ValueError(f"{where}: 'intervals' must be {{'cuts': [...], 'labels': [...]}}.")
@@ -331,6 +360,23 @@ def _parse_one(name, spec, columns, derived):
     if not _is_number(argument) or not np.isfinite(argument) or argument <= 0:
         raise ValueError(f"{where}: {kind!r} must be a positive number; got {argument!r}.")
     return DerivedColumn(name, source, kind, argument=argument)
+
+
+def _parse_ranges(name, where, source, argument):
+    triples = ([[k, *v] if isinstance(v, (list, tuple)) else [k, v]
+                for k, v in argument.items()] if isinstance(argument, Mapping) else argument)
+    if (not isinstance(triples, (list, tuple)) or not triples
+            or not all(isinstance(t, (list, tuple)) and len(t) == 3
+                       and _is_number(t[1]) and _is_number(t[2])
+                       and np.isfinite(t[1]) and np.isfinite(t[2]) and t[1] <= t[2]
+                       for t in triples)):
+        raise ValueError(f"{where}: 'ranges' must be a non-empty dict {{value: [lo, hi]}} or "
+                         "list of [value, lo, hi], with finite numbers lo <= hi.")
+    keys = [t[0] for t in triples]
+    if len(pd.Index(keys, dtype=object).unique()) != len(keys):
+        raise ValueError(f"{where}: 'ranges' gives a source value twice.")
+    return DerivedColumn(name, source, "ranges", tuple(keys),
+                         tuple((float(t[1]), float(t[2])) for t in triples))
 
 
 def _check_source_name(where, name, source, columns, derived):

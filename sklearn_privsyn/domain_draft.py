@@ -43,7 +43,8 @@ The rules, applied column by column:
   ``w * a + c`` of two numbers (``w`` one of ``DIVISORS``: a clock time of its
   hour and minute), or a total of two or three (to half its last decimal:
   :mod:`sklearn_privsyn._sum_draft`). When two columns are functions of each other the later
-  one is derived; a source is never derived itself; after these, a clock that
+  one is derived; a source is never derived itself; then a number nearly fixed by a
+  listed column, ``"ranges"`` (:mod:`sklearn_privsyn._range_draft`); a clock that
   is another time of day plus a number of minutes (a departure of its schedule
   and delay) becomes a ``"sum"`` with ``"clock"``, missing where a source is
   (present there in at most ``NEAR_MISSING_SHARE`` of the rows);
@@ -163,6 +164,7 @@ def draft_domain(X, *, max_categories=DEFAULT_MAX_CATEGORIES, bins=DEFAULT_BINS,
     """
     import pandas as pd
 
+    from ._range_draft import draft_ranges
     from .order_rule_drafts import draft_at_most
     from .value_rules import draft_exactly_when, draft_only_when
 
@@ -181,6 +183,7 @@ def draft_domain(X, *, max_categories=DEFAULT_MAX_CATEGORIES, bins=DEFAULT_BINS,
             read.append(col)
         domain[col] = entry
     _draft_derived(X, domain)
+    draft_ranges(X, domain, MARK)
     _draft_clock_sums(X, domain)
     _draft_cuts(X, domain)
     _draft_calendar(X, domain)

@@ -19,8 +19,8 @@ which marginals are enumerated. An entry is
   (:mod:`sklearn_privsyn.decimals`; a derived number may say it too). See
   ``docs/numbers.rst``;
 * ``{"derived": {"of": source, ...}}``: a public function of another column
-  (a ``"map"`` of its values, ``"intervals"``, ``"apply"``, ``"floordiv"``,
-  ``"mod"`` or a ``"sum"`` of several, maybe a time of day), computed from the
+  (a ``"map"`` of its values, ``"ranges"`` of them, ``"intervals"``, ``"apply"``,
+  ``"floordiv"``, ``"mod"`` or a ``"sum"`` of several, maybe a time of day), computed from the
   synthetic source instead of modelled; see
   :mod:`sklearn_privsyn.derived` and ``docs/derived.rst``.
 
@@ -423,6 +423,12 @@ def _derived_kwargs(spec, domain):
         if not all_numbers([v for _, v in pairs]):
             pairs = [[k, str(v)] for k, v in pairs]
         spec["map"] = pairs
+    elif "ranges" in spec and isinstance(source_domain, list) and not all_numbers(
+            source_domain):
+        ranges = spec["ranges"]
+        triples = ([[k, *v] for k, v in ranges.items()] if isinstance(ranges, dict)
+                   else ranges)
+        spec["ranges"] = [[str(k), lo, hi] for k, lo, hi in triples]
     elif "intervals" in spec and not all_numbers(spec["intervals"]["labels"]):
         spec["intervals"] = {"cuts": spec["intervals"]["cuts"],
                              "labels": [str(v) for v in spec["intervals"]["labels"]]}
