@@ -15,6 +15,8 @@ from scipy import stats
 
 from sklearn_privsyn import AdaptiveProjection, QueryWorkload
 from sklearn_privsyn._range_draft import EXCEPTION_SHARE, MAX_RANGE_SHARE, draft_ranges
+from sklearn_privsyn.cli import main
+from sklearn_privsyn.cli._commands import _outside_ranges
 from sklearn_privsyn.derived import parse_derived
 from sklearn_privsyn.domain_draft import draft_domain
 from sklearn_privsyn.domain_file import parse_domain, workload_kwargs
@@ -163,3 +165,21 @@ def test_the_drafter_leaves_wide_ranges_few_rows_and_other_missing_alone():
     draft_ranges(X.assign(interest_rate=X["interest_rate"].where(~X.index.isin(errors), 12.0)),
                  entries, "read_from_data")
     assert "derived" not in entries["interest_rate"]
+
+
+def test_the_command_line_says_when_rows_of_the_data_fall_outside_the_ranges(tmp_path, capsys):
+    X = loans()
+    # a coding error: an A0 loan at B0's rate (the grade is then no interval of the rate)
+    X.loc[X.index[0], ["sub_grade", "interest_rate"]] = ["A0", RATES["B0"][0]]
+    X.to_csv(tmp_path / "t.csv", index=False)
+    assert main(["domain", str(tmp_path / "t.csv"), "-o", str(tmp_path / "d.json")]) == 0
+    assert "ranges" in json.loads((tmp_path / "d.json").read_text())["interest_rate"]["derived"]
+    assert ("a few rows of the data hold interest_rate outside the ranges drafted "
+            "(coding errors?)" in capsys.readouterr().err)
+    # without the error every row is inside: nothing to say
+    clean = loans()
+    entries = {"sub_grade": {"values": list(RATES)},
+               "interest_rate": {"bounds": [5.31, float(clean["interest_rate"].max())]}}
+    draft_ranges(clean, entries, "read_from_data")
+    assert not _outside_ranges(clean, "interest_rate", entries["interest_rate"]["derived"])
+    assert _outside_ranges(X, "interest_rate", entries["interest_rate"]["derived"])

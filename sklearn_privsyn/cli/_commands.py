@@ -368,6 +368,11 @@ def cmd_domain(args):
                           for col, spec in derived.items())
         _note(args, f"derived (computed from their sources, never modelled): {found}; "
                     "check each relation against public knowledge")
+        outside = [col for col, spec in derived.items()
+                   if "ranges" in spec and _outside_ranges(typed, col, spec)]
+        if outside:
+            _note(args, f"a few rows of the data hold {', '.join(outside)} outside the ranges "
+                        "drafted (coding errors?); the synthetic rows keep the ranges")
     clocks = [str(col) for col, entry in draft.items() if entry.get("clock")]
     days = [f"{col} of {' and '.join(_as_list(entry['day_of']))}"
             for col, entry in draft.items() if "day_of" in entry]
@@ -387,6 +392,19 @@ def cmd_domain(args):
         _note(args, f"a few rows of the data break {', '.join(broken)} (coding errors?); "
                     "the synthetic rows keep every rule on every row")
     return 0
+
+
+def _outside_ranges(frame, col, spec):
+    """Whether a row of ``frame`` holds ``col`` outside its drafted range (a drafted
+    ``"ranges"`` leaves out at most 1% of each value's rows)."""
+    import pandas as pd
+
+    ranges = {str(v): (lo, hi) for v, lo, hi in spec["ranges"]}
+    key = frame[spec["of"]].astype(str)
+    lo = pd.to_numeric(key.map(lambda k: ranges.get(k, (None, None))[0]), errors="coerce")
+    hi = pd.to_numeric(key.map(lambda k: ranges.get(k, (None, None))[1]), errors="coerce")
+    x = pd.to_numeric(frame[col], errors="coerce")
+    return bool(((x < lo) | (x > hi)).any())
 
 
 def _as_list(of):
