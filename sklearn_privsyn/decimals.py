@@ -30,11 +30,17 @@ from numbers import Integral
 import numpy as np
 import pandas as pd
 
-__all__ = ["MAX_DECIMALS", "count_decimals", "parse_decimals", "round_columns",
-           "with_sum_decimals"]
+__all__ = ["MAX_DECIMALS", "count_decimals", "is_decimal_count", "parse_decimals",
+           "round_columns", "with_sum_decimals"]
 
 #: The most decimals a declaration may give (beyond it a float holds no more).
 MAX_DECIMALS = 15
+
+
+def is_decimal_count(count):
+    """Whether ``count`` is a whole number of decimals in ``[0, MAX_DECIMALS]``."""
+    return (not isinstance(count, bool) and isinstance(count, Integral)
+            and 0 <= count <= MAX_DECIMALS)
 
 
 def parse_decimals(spec, X):
@@ -54,8 +60,7 @@ def parse_decimals(spec, X):
         if not pd.api.types.is_numeric_dtype(dtype) or pd.api.types.is_bool_dtype(dtype):
             raise ValueError(f"decimals[{col!r}]: column {col!r} does not hold numbers "
                              f"(dtype {dtype}); only numbers are rounded.")
-        if isinstance(count, bool) or not isinstance(count, Integral) or not (
-                0 <= count <= MAX_DECIMALS):
+        if not is_decimal_count(count):
             raise ValueError(f"decimals[{col!r}] must be a whole number from 0 to "
                              f"{MAX_DECIMALS}; got {count!r}.")
         out[col] = int(count)

@@ -116,8 +116,7 @@ class DerivedColumn:
             return self._in_ranges(source, isna, rng)
         if self.kind in ("map", "intervals"):
             if self.kind == "map":  # a value outside the map gives a missing one
-                at = pd.Index(list(self.keys), dtype=object).get_indexer(
-                    source.to_numpy(dtype=object))
+                at = self._key_positions(source)
                 isna = isna | (at < 0)
             else:
                 x = float_values(source)
@@ -137,11 +136,15 @@ class DerivedColumn:
                     out = x - self.argument * np.floor(x / self.argument)
         return self._as_column(out, isna, source.index)
 
+    def _key_positions(self, source):
+        """Position of each source value among ``keys`` (-1 where it is none of them)."""
+        return pd.Index(list(self.keys), dtype=object).get_indexer(source.to_numpy(dtype=object))
+
     def _in_ranges(self, source, isna, rng):
         if rng is None:
             raise ValueError(f"derived[{self.name!r}] draws its values within ranges: "
                              "compute it with a random generator (decode does).")
-        at = pd.Index(list(self.keys), dtype=object).get_indexer(source.to_numpy(dtype=object))
+        at = self._key_positions(source)
         isna = isna | (at < 0)
         lo, hi = (np.asarray([r[i] for r in self.values], dtype=float)[np.where(isna, 0, at)]
                   for i in (0, 1))

@@ -318,11 +318,10 @@ def parse_domain(raw, source="the domain"):
             if key in spec:
                 params[key][col] = spec[key]
         if "decimals" in spec:
-            from .decimals import MAX_DECIMALS  # numpy: not at the command line's start
+            from .decimals import MAX_DECIMALS, is_decimal_count  # numpy: not at start
 
             count = spec["decimals"]
-            if (isinstance(count, bool) or not isinstance(count, int)
-                    or not 0 <= count <= MAX_DECIMALS):
+            if not is_decimal_count(count):
                 raise ValueError(f"{where}: \"decimals\" must be a whole number from 0 to "
                                  f"{MAX_DECIMALS}; got {count!r}")
             params["decimals"][col] = count

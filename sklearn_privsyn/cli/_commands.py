@@ -399,10 +399,9 @@ def _outside_ranges(frame, col, spec):
     ``"ranges"`` leaves out at most 1% of each value's rows)."""
     import pandas as pd
 
-    ranges = {str(v): (lo, hi) for v, lo, hi in spec["ranges"]}
     key = frame[spec["of"]].astype(str)
-    lo = pd.to_numeric(key.map(lambda k: ranges.get(k, (None, None))[0]), errors="coerce")
-    hi = pd.to_numeric(key.map(lambda k: ranges.get(k, (None, None))[1]), errors="coerce")
+    lo = key.map({str(v): lo for v, lo, _ in spec["ranges"]})
+    hi = key.map({str(v): hi for v, _, hi in spec["ranges"]})
     x = pd.to_numeric(frame[col], errors="coerce")
     return bool(((x < lo) | (x > hi)).any())
 
