@@ -201,16 +201,16 @@ class BaseTableEncoding(TransformerMixin, BaseEstimator):
             if name not in (self.clocks or ())})
         if not self.derived_ and wanted is None:
             return frame
-        for name, column in self.derived_.items():
+        for name, column in self.derived_.items():  # a formula's derived sources first
             if wanted is None or name in wanted:
                 frame[name] = column.compute(frame, rng)
-        round_columns(frame, self.decimals_, self.derived_)
+                round_columns(frame, self.decimals_, (name,))  # as a formula reading it sees it
         return frame[[c for c in self.table_columns_ if c in frame]]
 
     def _columns_to_decode(self, columns):
         """``columns`` with the sources of derived ones and the month and year of days."""
         wanted = set(columns)
-        for name, column in self.derived_.items():
+        for name, column in reversed(self.derived_.items()):  # formulas before their sources
             if name in wanted:
                 wanted.update(column.sources)
         for date in self.days_of_month_:

@@ -22,9 +22,14 @@ and a domain file's ``"derived"`` entry):
 * ``{"of": a, "intervals": {"cuts": [c1, ..., ck], "labels": [l0, ..., lk]}}``:
   ``l0`` below ``c1``, ``li`` on ``[ci, ci+1)``, ``lk`` from ``ck`` on (an age
   band of an age);
-* ``{"of": a, "apply": f}`` with ``f`` one of :data:`FUNCTIONS` (``"log"``, ...);
+* ``{"of": a, "apply": f}`` with ``f`` one of
+  :data:`~sklearn_privsyn.expressions.FUNCTIONS` (``"log"``, ...);
 * ``{"of": a, "floordiv": d}`` and ``{"of": a, "mod": d}``: ``floor(a / d)``
   and ``a - d * floor(a / d)`` (the hour and minute of a clock time 1545);
+* ``{"of": [a, b, ...], "expression": text}``: a formula of its sources
+  (:mod:`sklearn_privsyn.expressions`; a loan's installment of its amount, rate
+  and term), missing where it is not a finite number; a source may itself
+  be derived (computed first);
 * ``{"of": [a, b, ...], "sum": [wa, wb, ...]}``: ``wa * a + wb * b + ...``,
   a column of several sources (a clock time 1545 of its hour and minute:
   ``{"of": ["hour", "minute"], "sum": [100, 1]}``). With ``"clock": m``
@@ -53,17 +58,15 @@ import pandas as pd
 from ._coders import BinnedCoder, CategoryCoder, CodeCoder, series_of_dtype
 from ._number_spec import float_values
 from .clock import MIDNIGHTS, hhmm_to_minutes, minutes_to_hhmm
+from .expressions import FUNCTIONS, Expression
 
 __all__ = ["FUNCTIONS", "KINDS", "DerivedColumn", "check_not_declared", "check_sources",
            "implied_cuts", "parse_derived", "split_derived"]
 
-#: The functions ``"apply"`` takes, by name.
-FUNCTIONS = {
-    "log": np.log, "log2": np.log2, "log10": np.log10, "log1p": np.log1p,
-    "exp": np.exp, "sqrt": np.sqrt,
-}
 #: The kinds of derived column, each the key of its declaration.
-KINDS = ("map", "ranges", "intervals", "apply", "floordiv", "mod", "sum")
+KINDS = ("map", "ranges", "intervals", "apply", "floordiv", "mod", "sum", "expression")
+#: The kinds whose sources are several columns (a list in ``"of"``).
+SEVERAL_SOURCES = ("sum", "expression")
 
 
 @dataclass(frozen=True)
@@ -73,8 +76,9 @@ class DerivedColumn:
     ``keys`` and ``values`` are the map's pairs (``"map"``), the listed values
     and their ``(lo, hi)`` (``"ranges"``) or the cuts and labels
     (``"intervals"``); ``argument`` is the function's name
-    (``"apply"``), the divisor (``"floordiv"``, ``"mod"``) or the weights
-    (``"sum"``, whose ``source`` is a tuple of columns); ``clock`` how a sum
+    (``"apply"``), the divisor (``"floordiv"``, ``"mod"``), the weights
+    (``"sum"``) or the :class:`~sklearn_privsyn.expressions.Expression`
+    (``"expression"``; the source of these two is a tuple of columns); ``clock`` how a sum
     written as a time of day writes midnight (None: a plain sum);
     ``clock_sources`` the sources that are clocks (read in minutes); ``dtype``
     the column's dtype in the fitted table (None until fitted).
@@ -100,8 +104,8 @@ class DerivedColumn:
 
     @property
     def sources(self):
-        """The source columns, as a tuple (several for ``"sum"``)."""
-        return tuple(self.source) if self.kind == "sum" else (self.source,)
+        """The source columns, as a tuple (several for ``"sum"`` and ``"expression"``)."""
+        return tuple(self.source) if self.kind in SEVERAL_SOURCES else (self.source,)
 
     def compute(self, frame, rng=None):
         """The derived values of the rows of ``frame`` (missing where a source is).
@@ -110,6 +114,10 @@ class DerivedColumn:
         """
         if self.kind == "sum":
             return self._sum(frame)
+        if self.kind == "expression":
+            out = self.argument.evaluate({c: float_values(frame[c]) for c in self.source})
+            out[~np.isfinite(out)] = np.nan
+            return self._as_column(out, np.isnan(out), frame.index)
         source = frame[self.source]
         isna = source.isna().to_numpy()
         if self.kind == "ranges":
@@ -183,9 +191,13 @@ class DerivedColumn:
         return series
 
     def check_sources(self, coders):
-        """Raise ``ValueError`` if a fitted source column (``{name: coder}``) cannot feed it."""
+        """Raise ``ValueError`` if a fitted source column (``{name: coder}``) cannot feed it.
+
+        A derived source (a formula's) has no coder: its own column checks it.
+        """
         for source in self.sources:
-            self._check_source(source, coders[source])
+            if self.kind != "expression" or source in coders:
+                self._check_source(source, coders[source])
 
     def _check_source(self, source, coder):
         where = f"derived[{self.name!r}]"
@@ -288,8 +300,10 @@ def parse_derived(derived, columns):
     """Check ``derived`` (``{column: spec}``) against the table's ``columns``.
 
     Returns ``{column: DerivedColumn}`` (dtype not yet set), in ``columns``'
-    order. Raises ``ValueError`` naming the column on a malformed spec, an
-    unknown column, or a source that is itself derived.
+    order but for a formula, which comes after the derived columns it reads.
+    Raises ``ValueError`` naming the column on a malformed spec, an unknown
+    column, a source that is itself derived (allowed to a formula) or formulas
+    that read each other in a circle.
     """
     if derived is None:
         return {}
@@ -302,7 +316,21 @@ def parse_derived(derived, columns):
     parsed = {}
     for name in [c for c in columns if c in derived]:
         parsed[name] = _parse_one(name, derived[name], columns, derived)
-    return parsed
+    return _sources_first(parsed)
+
+
+def _sources_first(parsed):
+    """``parsed`` in an order that computes every derived source before its formula."""
+    ordered, waiting = {}, dict(parsed)
+    while waiting:
+        ready = [name for name, column in waiting.items()
+                 if all(s in ordered or s not in parsed for s in column.sources)]
+        if not ready:
+            raise ValueError(f"derived columns {list(waiting)} read each other in a circle: "
+                             "a formula's derived sources must come from other columns.")
+        for name in ready:
+            ordered[name] = waiting.pop(name)
+    return ordered
 
 
 def _parse_one(name, spec, columns, derived):
@@ -321,6 +349,8 @@ def _parse_one(name, spec, columns, derived):
     if "clock" in spec and kind != "sum":
         raise ValueError(f"{where}: 'clock' goes with a 'sum' only (a time of day of "
                          "several columns).")
+    if kind == "expression":
+        return _parse_expression(name, where, source, argument, columns)
     if kind == "sum":
         parsed = _parse_sum(name, where, source, argument, columns, derived)
         if "clock" not in spec:
@@ -380,6 +410,25 @@ def _parse_ranges(name, where, source, argument):
         raise ValueError(f"{where}: 'ranges' gives a source value twice.")
     return DerivedColumn(name, source, "ranges", tuple(keys),
                          tuple((float(t[1]), float(t[2])) for t in triples))
+
+
+def _parse_expression(name, where, sources, text, columns):
+    sources = [sources] if isinstance(sources, str) else sources
+    if (not isinstance(sources, (list, tuple)) or not sources
+            or not all(isinstance(s, str) for s in sources) or len(set(sources)) != len(sources)):
+        raise ValueError(f"{where}: an 'expression' takes its source column or a list of "
+                         "distinct source columns in 'of', named by text.")
+    for source in sources:
+        if source == name or source not in columns:
+            raise ValueError(f"{where}: its source {source!r} must be another column of X.")
+    try:
+        expression = Expression(text)
+    except ValueError as error:
+        raise ValueError(f"{where}: {error}") from None
+    if set(expression.names) != set(sources):
+        raise ValueError(f"{where}: the formula reads columns {list(expression.names)}; "
+                         f"'of' must list exactly those (it lists {list(sources)}).")
+    return DerivedColumn(name, tuple(sources), "expression", argument=expression)
 
 
 def _check_source_name(where, name, source, columns, derived):

@@ -20,8 +20,8 @@ which marginals are enumerated. An entry is
   ``docs/numbers.rst``;
 * ``{"derived": {"of": source, ...}}``: a public function of another column
   (a ``"map"`` of its values, ``"ranges"`` of them, ``"intervals"``, ``"apply"``,
-  ``"floordiv"``, ``"mod"`` or a ``"sum"`` of several, maybe a time of day), computed from the
-  synthetic source instead of modelled; see
+  ``"floordiv"``, ``"mod"``, a ``"sum"`` of several, maybe a time of day, or an
+  ``"expression"``, a formula), computed from the synthetic source instead of modelled; see
   :mod:`sklearn_privsyn.derived` and ``docs/derived.rst``.
 
 An object entry may also say
