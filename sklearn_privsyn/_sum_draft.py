@@ -4,10 +4,15 @@
 column that is no function of one other column: it looks for ``w * a + c`` of
 two numbers (``w`` one of the drafter's divisors: ``100 * hour + minute``),
 exact on every row, then for a plain total of two or three numbers (a loan's
-``paid_total`` of its principal, interest and late fees) equal on every row
-to within half the total's last decimal (a total kept in cents may be half a
-cent off the sum of its rounded parts). Either is missing exactly where a
-source is. Read from the data, like the rest of a draft.
+``paid_total`` of its principal, interest and late fees) equal to within half
+the total's last decimal (a total kept in cents may be half a cent off the sum
+of its rounded parts), and for a difference ``a - c`` of two numbers where
+``a`` has drafted points (a loan's balance, its amount less the principal
+repaid: the amount's round values would be lost if it were the derived
+total). A total with points of its own is never drafted a sum. A total or a
+difference may be off on at most ``MAX_OFF_SHARE`` of the rows (coding
+errors); either is missing exactly where a source is. Read from the data, like
+the rest of a draft.
 """
 
 import itertools
@@ -17,12 +22,14 @@ import numpy as np
 from ._coders import is_number_dtype
 from ._number_spec import float_values
 
-__all__ = ["MAX_DECIMALS", "last_decimal", "sum_of"]
+__all__ = ["MAX_DECIMALS", "MAX_OFF_SHARE", "last_decimal", "sum_of"]
 
 #: A total's last decimal is found among 10**0 .. 10**-MAX_DECIMALS.
 MAX_DECIMALS = 6
 #: Rows of the quick look, before all rows are checked.
 HEAD_ROWS = 1000
+#: A total (or difference) may be off on at most this share of the present rows.
+MAX_OFF_SHARE = 0.001
 
 
 def _numbers(series):
@@ -80,12 +87,17 @@ def sum_of(X, b, domain, isna, divisors):
                 if (np.array_equal(w * x[head] + z[head], y[head], equal_nan=True)
                         and np.array_equal(w * x + z, y, equal_nan=True)):
                     return [a, c], [w, 1]
-    return _total_of(y, candidates, isna[b], head)
+    if "points" in domain[b]:
+        return None
+    pointed = {c for c in candidates if "points" in domain[c]}
+    return _total_of(y, candidates, isna[b], head, pointed)
 
 
-def _total_of(y, candidates, missing, head):
+def _total_of(y, candidates, missing, head, pointed=()):
     """Two or three candidates whose plain sum is ``y`` to half the coarsest last decimal
-    among them and ``y`` (a total kept in cents beside parts in cents, or in full)."""
+    among them and ``y`` (a total kept in cents beside parts in cents, or in full), or two
+    whose difference is, the first one of ``pointed``; off on at most ``MAX_OFF_SHARE``
+    of the present rows."""
     present = ~missing
     if not present.any():
         return None
@@ -98,16 +110,20 @@ def _total_of(y, candidates, missing, head):
              and not np.allclose(v[present], y[present], atol=tolerance, rtol=0)}
     names = list(parts)
     decimals = {c: last_decimal(v) for c, v in parts.items()}
-    for size in (2, 3):
-        for combo in itertools.combinations(names, size):
-            if not np.array_equal(missing, np.logical_or.reduce(
-                    [np.isnan(parts[c]) for c in combo])):
-                continue
-            within = max(tolerance, 0.5 * max(decimals[c] for c in combo) + slack)
-            total = sum(parts[c][head] for c in combo)
-            if not np.all(np.abs(total - y[head])[present[head]] <= within):
-                continue
-            total = sum(parts[c] for c in combo)
-            if np.all(np.abs(total - y)[present] <= within):
-                return list(combo), [1] * size
+    allowed = int(MAX_OFF_SHARE * present.sum())
+    tried = [(combo, [1] * size) for size in (2, 3)
+             for combo in itertools.combinations(names, size)]
+    tried += [((a, c), [1, -1]) for a in names if a in pointed for c in names if c != a]
+    for combo, weights in tried:
+        if not np.array_equal(missing, np.logical_or.reduce(
+                [np.isnan(parts[c]) for c in combo])):
+            continue
+        within = max(tolerance, 0.5 * max(decimals[c] for c in combo) + slack)
+        for rows in (head, slice(None)):  # a quick look first: then all rows
+            total = sum(w * parts[c][rows] for c, w in zip(combo, weights))
+            off = ~(np.abs(total - y[rows]) <= within) & present[rows]
+            if off.sum() > allowed:
+                break
+        else:
+            return list(combo), weights
     return None

@@ -41,9 +41,9 @@ The rules, applied column by column:
   ``"apply"`` of a function of :data:`~sklearn_privsyn.derived.FUNCTIONS`
   (equal to relative precision ``1e-9``); failing all of these, a ``"sum"``
   ``w * a + c`` of two numbers (``w`` one of ``DIVISORS``: a clock time of its
-  hour and minute), or a total of two or three (to half its last decimal:
-  :mod:`sklearn_privsyn._sum_draft`). When two columns are functions of each other the later
-  one is derived; a source is never derived itself; then a number nearly fixed by a
+  hour and minute), a total of two or three, or a difference from a number with points
+  (to half a last decimal: :mod:`sklearn_privsyn._sum_draft`). Of two functions of each
+  other the later one is derived; a source is never derived itself; then a number nearly fixed by a
   listed column, ``"ranges"`` (:mod:`sklearn_privsyn._range_draft`); a clock that
   is another time of day plus a number of minutes (a departure of its schedule
   and delay) becomes a ``"sum"`` with ``"clock"``, missing where a source is
