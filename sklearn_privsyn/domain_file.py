@@ -30,8 +30,8 @@ An object entry may also say
   the day must exist in its month (no February 30), which the synthetic rows
   keep (:mod:`sklearn_privsyn.dates`);
 * ``"at_most": bound`` (or a list) on a number: it never exceeds the column
-  ``bound`` names, maybe plus or minus a number (``"Age - 18"``); the
-  synthetic rows keep it (:mod:`sklearn_privsyn.order_rules`);
+  ``bound`` names, maybe plus or minus a number (``"Age - 18"``) or times a
+  positive one (``"8.7 * air_time"``); the synthetic rows keep it (:mod:`sklearn_privsyn.order_rules`);
 * ``"exactly_when": {"value": v, "column": other, "values": [w, ...]}``: the
   column holds ``v`` exactly when ``other`` holds one of the ``w``; the
   synthetic rows keep it (:mod:`sklearn_privsyn.value_rules`);

@@ -13,6 +13,7 @@ The rules themselves, and how ``sample(n)`` keeps them, are in
 from __future__ import annotations
 
 import itertools
+import math
 
 import numpy as np
 
@@ -75,8 +76,17 @@ def draft_at_most(X, domain, mark):
       row.
 
     The rules are then reduced: one that two others imply (``a <= c + k1``,
-    ``c <= b + k2``, ``k1 + k2 <= k``) is left out. Read from the data: not
-    covered by the privacy guarantee until reviewed.
+    ``c <= b + k2``, ``k1 + k2 <= k``) is left out. Two binned numbers (not clocks)
+    positive on every row holding both, with no such rule between them, get ``a <= f * b``
+    (a flight's distance at most 11 times its minutes in the air; its minutes
+    at most 0.41 times its miles): ``f`` the ratio ``a / b`` that at most
+    ``MAX_EXCEPTION_SHARE`` of the rows exceed, rounded up to two significant
+    digits (not 1: ``a <= b`` is drafted as above or not at all), drafted when an
+    independent pairing would break it on
+    ``EXCEPTION_EVIDENCE`` times as many rows as the data do (and on
+    ``MIN_BROKEN_ROWS``): two unrelated numbers keep their largest ratio about
+    as well paired at random. Read from the data: not covered by the privacy
+    guarantee until reviewed.
 
     Examples
     --------
@@ -109,8 +119,38 @@ def draft_at_most(X, domain, mark):
         if not any((a, c) in holds and (c, b) in holds and holds[a, c] + holds[c, b] <= k
                    for c in columns):
             drafted.setdefault(a, []).append(bound_text(b, k))
+    # measurements with a true 0: binned numbers, not clocks (a listed number is a code
+    # or a count of few values, whose ratios to another are coincidences of the table)
+    scales = [c for c in columns if "bounds" in domain[c] and not domain[c].get("clock")]
+    for a, b in itertools.permutations(scales, 2):
+        if (a, b) in holds or (b, a) in holds:
+            continue
+        x, y = values[a], values[b]
+        both = ~(np.isnan(x) | np.isnan(y))
+        if both.sum() >= MIN_BROKEN_ROWS:
+            factor = _drafted_factor(x[both], y[both])
+            if factor is not None:
+                drafted.setdefault(a, []).append(bound_text(b, 0.0, factor))
     for col, bounds in drafted.items():
         domain[col].update({"at_most": bounds[0] if len(bounds) == 1 else bounds, mark: True})
+
+
+def _drafted_factor(x, y):
+    """The ``f`` of the rule ``x <= f * y`` the data hold (see :func:`draft_at_most`), or None."""
+    if np.min(x) <= 0 or np.min(y) <= 0:
+        return None
+    ratio = np.sort(x / y)
+    allowed = int(MAX_EXCEPTION_SHARE * len(ratio))
+    top = float(ratio[len(ratio) - 1 - allowed])
+    place = 10.0 ** (math.floor(math.log10(top)) - 1)
+    factor = float(np.round(math.ceil(top / place - 1e-9) * place, 12))
+    if factor == 1:
+        return None  # a <= b: the order rules' (with their ties), not a ratio's
+    exceptions = int(np.sum(x > factor * y))
+    if _independent_breaks(x / factor, y, 0.0) < max(MIN_BROKEN_ROWS,
+                                                       EXCEPTION_EVIDENCE * exceptions):
+        return None
+    return factor
 
 
 def _drafted_offset(x, y):

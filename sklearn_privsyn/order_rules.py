@@ -23,8 +23,10 @@ capped at one draw). It reads nothing but the fitted model and the
 declaration, so it costs no budget: post-processing.
 
 A declaration is ``{column: bound}``, ``bound`` a column name, a column
-name plus or minus a number (``"Age - 18"``, spaces around the sign), or a
-list of these. A rule holds where either side is missing.
+name plus or minus a number (``"Age - 18"``, spaces around the sign), a
+positive number times a column name (``"11 * air_time"``: a flight's miles at
+most 11 times its minutes in the air, 660 miles an hour), or a list of these.
+A rule holds where either side is missing.
 
 Examples
 --------
@@ -77,11 +79,12 @@ FINE_GROUPS = 50
 
 @dataclass(frozen=True)
 class OrderRule:
-    """``column <= bound + offset`` on every row where both are present."""
+    """``column <= factor * bound + offset`` on every row where both are present."""
 
     column: object
     bound: object
     offset: float = 0.0
+    factor: float = 1.0
 
     #: The declaration's name.
     key = "at_most"
@@ -97,18 +100,20 @@ class OrderRule:
         return self.columns
 
     def __str__(self):
-        return f"{self.column} <= {bound_text(self.bound, self.offset)}"
+        return f"{self.column} <= {bound_text(self.bound, self.offset, self.factor)}"
 
     def kept(self, frame):
         """Whether each row of ``frame`` keeps the rule (True where a side is missing)."""
         left = float_values(frame[self.column])
-        right = float_values(frame[self.bound]) + self.offset
+        right = self.factor * float_values(frame[self.bound]) + self.offset
         with np.errstate(invalid="ignore"):
             return ~(left > right)
 
 
-def bound_text(bound, offset):
-    """``"b"``, ``"b + c"`` or ``"b - c"``: a bound as a declaration writes it."""
+def bound_text(bound, offset, factor=1.0):
+    """``"b"``, ``"b + c"``, ``"b - c"`` or ``"k * b"``: a bound as a declaration writes it."""
+    if factor != 1:
+        return f"{_number(factor)} * {bound}"
     if offset == 0:
         return bound
     return f"{bound} {'+' if offset > 0 else '-'} {_number(abs(offset))}"
@@ -119,12 +124,22 @@ def _number(x):
 
 
 def _parse_bound(text, columns, where):
-    """(bound column, offset) of ``"b"``, ``"b + c"`` or ``"b - c"``."""
+    """(bound column, offset, factor) of ``"b"``, ``"b + c"``, ``"b - c"`` or ``"k * b"``."""
     if not isinstance(text, str):
-        raise ValueError(f"{where} must be a column name, maybe with \" + c\" or \" - c\"; "
-                         f"got {text!r}.")
+        raise ValueError(f"{where} must be a column name, maybe with \" + c\" or \" - c\" "
+                         f"or after \"k * \"; got {text!r}.")
     if text in columns:
-        return text, 0.0
+        return text, 0.0, 1.0
+    head, found, tail = text.partition(" * ")
+    if found and tail in columns:
+        try:
+            factor = float(head)
+        except ValueError:
+            factor = math.nan
+        if not (math.isfinite(factor) and factor > 0):
+            raise ValueError(f"{where}: {text!r} multiplies {tail!r} by {head!r}; the factor "
+                             "must be a positive number.")
+        return tail, 0.0, factor
     for sign, factor in ((" + ", 1.0), (" - ", -1.0)):
         head, found, tail = text.rpartition(sign)
         if not found:
@@ -134,9 +149,10 @@ def _parse_bound(text, columns, where):
         except ValueError:
             continue
         if head in columns and math.isfinite(offset):
-            return head, factor * offset
+            return head, factor * offset, 1.0
     raise ValueError(f"{where}: {text!r} is not a column of the table, nor a column plus or "
-                     "minus a number (write the sign with a space on each side).")
+                     "minus a number, nor a positive number times a column (write the sign "
+                     "with a space on each side).")
 
 
 def parse_at_most(spec, columns):
@@ -160,10 +176,10 @@ def parse_at_most(spec, columns):
     """
     rules = []
     for col, text, where in declarations(spec, columns, "at_most", "bound"):
-        bound, offset = _parse_bound(text, columns, where)
+        bound, offset, factor = _parse_bound(text, columns, where)
         if bound == col:
             raise ValueError(f"{where}: a column cannot be bounded by itself.")
-        rules.append(OrderRule(col, bound, offset))
+        rules.append(OrderRule(col, bound, offset, factor))
     return tuple(rules)
 
 

@@ -163,7 +163,8 @@ class QueryWorkload(BaseTableEncoding):
         measurements do not change. Public knowledge.
     at_most : dict, default=None
         Numeric column -> a column it never exceeds, that column plus or
-        minus a number (``"Age - 18"``), or a list of these: order rules
+        minus a number (``"Age - 18"``), a positive number times it
+        (``"8.7 * air_time"``), or a list of these: order rules
         that every estimator's ``sample`` keeps
         (:mod:`sklearn_privsyn.order_rules`). Public knowledge, no budget.
     exactly_when : dict, default=None

@@ -53,6 +53,11 @@ def test_declarations_parse_into_rules():
                      OrderRule("worked", "age", -18.0))
     assert [str(r) for r in rules] == ["in_role <= at_company", "in_role <= worked + 0.5",
                                        "worked <= age - 18"]
+    ratio = parse_at_most({"worked": "0.75 * age"}, COLUMNS)
+    assert ratio == (OrderRule("worked", "age", factor=0.75),)
+    assert str(ratio[0]) == "worked <= 0.75 * age"
+    rows = pd.DataFrame({"worked": [30, 31, None], "age": [40, 40, 40]})
+    assert rules_kept(ratio, rows).tolist() == [True, False, True]
     assert parse_at_most(None, COLUMNS) == ()
 
 
@@ -62,6 +67,9 @@ def test_declarations_parse_into_rules():
     ({"worked": "age-18"}, "write the sign with a space on each side"),
     ({"worked": "age - x"}, "is not a column of the table"),
     ({"worked": "worked"}, "cannot be bounded by itself"),
+    ({"worked": "-2 * age"}, r"multiplies 'age' by '-2'; the factor must be a positive"),
+    ({"worked": "x * age"}, "the factor must be a positive number"),
+    ({"worked": "2 * worked"}, "cannot be bounded by itself"),
     ({"worked": 3}, "must be a column name"),
     (["worked"], "must be a dict"),
 ])
@@ -289,12 +297,38 @@ def test_the_drafter_finds_order_rules_and_not_unrelated_inequalities():
     assert draft["at_company"]["at_most"] == "worked"
     assert draft["in_role"]["read_from_data"] is True
     # years worked within the age less 18 (tied on 1 row in 25); at_company <= age - 18 is
-    # implied; income (a function of the age, in a range far above it) gets no rule
+    # implied; income (a function of the age, in a range far above it) gets no rule of order
+    # with it, only the ratios it keeps (income / age between 25.4 and 65.6)
     assert draft["worked"]["at_most"] == "age - 18"
-    assert "at_most" not in draft["age"] and "at_most" not in draft["income"]
+    assert draft["age"]["at_most"] == "0.04 * income"
+    assert draft["income"]["at_most"] == "66 * age"
     wl = QueryWorkload(**workload_params(draft), k=2).fit(X)
-    assert {str(r) for r in wl.order_rules_} == {"in_role <= at_company",
-                                                 "at_company <= worked", "worked <= age - 18"}
+    assert {str(r) for r in wl.order_rules_} == {
+        "in_role <= at_company", "at_company <= worked", "worked <= age - 18",
+        "age <= 0.04 * income", "income <= 66 * age"}
+
+
+def test_the_drafter_finds_ratios_where_the_data_keep_one_and_not_by_chance():
+    rng = np.random.default_rng(0)
+    n = 5000
+    miles = rng.uniform(80, 2500, n)
+    minutes = miles / rng.uniform(4, 8.5, n)  # 240 to 510 miles an hour
+    minutes[:3] = 2000.0  # coding errors: 3 rows in 5,000 (under MAX_EXCEPTION_SHARE)
+    X = pd.DataFrame({"miles": miles, "minutes": minutes,
+                      "seats": rng.integers(50, 300, n), "fare": rng.lognormal(5, 0.5, n)})
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        draft = draft_domain(X)
+    assert draft["miles"]["at_most"] == "8.5 * minutes"
+    assert draft["minutes"]["at_most"] == "0.25 * miles"
+    # positive numbers paired at random keep their largest ratio about as well: no rule
+    assert "at_most" not in draft["seats"] and "at_most" not in draft["fare"]
+    est = AdaptiveProjection(epsilon=1.0, workload=QueryWorkload(**workload_params(draft), k=2),
+                             random_state=0).fit(X)
+    rows = est.sample(2000, random_state=0)
+    assert rules_kept(est.workload_.order_rules_, rows).all()
+    speed = rows["miles"] / rows["minutes"]
+    assert speed.between(1 / 0.25 - 1e-9, 8.5 + 1e-9).all()
 
 
 @pytest.mark.parametrize("make, drafted", [
@@ -302,8 +336,9 @@ def test_the_drafter_finds_order_rules_and_not_unrelated_inequalities():
     (lambda X: X, True),
     # a constant the ranges give: any column of 0-47 is at most one of 18-65 plus 47
     (lambda X: X.assign(worked=X["age"] * 0 + 47 * (X.index % 2)), False),
-    # a number that is a function of the age, in a range far above it (an income)
-    (lambda X: X.assign(worked=1000 + 10 * X["age"]), False),
+    # a number that is a function of the age, in a range far above it (an income): no
+    # constant, only the ratio it keeps
+    (lambda X: X.assign(worked=1000 + 10 * X["age"]), "66 * age"),
     # independent columns in their ranges: the largest gap is where chance left it
     (lambda X: X.assign(worked=np.random.default_rng(1).integers(0, 10, len(X))), False),
     # the rule with 3 coding errors in 3,000 rows (8 years worked past it): drafted
@@ -316,9 +351,8 @@ def test_the_drafter_finds_rules_with_a_constant_only_where_the_data_hold_one(ma
     X = make(careers(3000))[["age", "worked"]]
     domain = {c: {"bounds": [0, 100]} for c in X}
     draft_at_most(X, domain, "read_from_data")
-    assert ("at_most" in domain["worked"]) is drafted
-    if drafted:
-        assert domain["worked"]["at_most"] == "age - 18"
+    expected = {True: "age - 18", False: None}.get(drafted, drafted)
+    assert domain["worked"].get("at_most") == expected
 
 
 @pytest.mark.parametrize("joint, drafted", [(40, True), (29, False)])
