@@ -76,13 +76,13 @@ def draft_at_most(X, domain, mark):
       row.
 
     The rules are then reduced: one that two others imply (``a <= c + k1``,
-    ``c <= b + k2``, ``k1 + k2 <= k``) is left out. Two binned numbers (not clocks)
-    positive on every row holding both, with no such rule between them, get ``a <= f * b``
-    (a flight's distance at most 11 times its minutes in the air; its minutes
-    at most 0.41 times its miles): ``f`` the ratio ``a / b`` that at most
-    ``MAX_EXCEPTION_SHARE`` of the rows exceed, rounded up to two significant
-    digits (not 1: ``a <= b`` is drafted as above or not at all), drafted when an
-    independent pairing would break it on
+    ``c <= b + k2``, ``k1 + k2 <= k``) is left out. Two binned numbers (not
+    clocks) positive on every row holding both, with no such rule between
+    them, get ``a <= f * b`` (a flight's miles at most 8.7 times its minutes in
+    the air; its minutes at most 0.37 times its miles): ``f`` the ratio ``a /
+    b`` that at most ``MAX_EXCEPTION_SHARE`` of the rows exceed, rounded up to
+    two significant digits (not 1: ``a <= b`` is drafted as above or not at
+    all), drafted when an independent pairing would break it on
     ``EXCEPTION_EVIDENCE`` times as many rows as the data do (and on
     ``MIN_BROKEN_ROWS``): two unrelated numbers keep their largest ratio about
     as well paired at random. Read from the data: not covered by the privacy
