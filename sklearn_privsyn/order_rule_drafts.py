@@ -105,12 +105,8 @@ def draft_at_most(X, domain, mark):
         isinstance(v, (int, float)) and not isinstance(v, bool) for v in e["values"])]
     values = {c: float_values(X[c]) for c in columns}
     holds = {}
-    for a, b in itertools.permutations(columns, 2):
-        x, y = values[a], values[b]
-        both = ~(np.isnan(x) | np.isnan(y))
-        if both.sum() < MIN_BROKEN_ROWS:
-            continue
-        k = _drafted_offset(x[both], y[both])
+    for a, b, x, y in _present_pairs(columns, values):
+        k = _drafted_offset(x, y)
         if k is not None:
             holds[a, b] = k
     drafted = {}
@@ -122,17 +118,22 @@ def draft_at_most(X, domain, mark):
     # measurements with a true 0: binned numbers, not clocks (a listed number is a code
     # or a count of few values, whose ratios to another are coincidences of the table)
     scales = [c for c in columns if "bounds" in domain[c] and not domain[c].get("clock")]
-    for a, b in itertools.permutations(scales, 2):
-        if (a, b) in holds or (b, a) in holds:
-            continue
+    for a, b, x, y in _present_pairs(scales, values):
+        factor = None if (a, b) in holds or (b, a) in holds else _drafted_factor(x, y)
+        if factor is not None:
+            drafted.setdefault(a, []).append(bound_text(b, 0.0, factor))
+    for col, bounds in drafted.items():
+        domain[col].update({"at_most": bounds[0] if len(bounds) == 1 else bounds, mark: True})
+
+
+def _present_pairs(columns, values):
+    """``(a, b, x, y)`` for each ordered pair of ``columns`` present together on at least
+    ``MIN_BROKEN_ROWS`` rows, ``x`` and ``y`` their values on those rows."""
+    for a, b in itertools.permutations(columns, 2):
         x, y = values[a], values[b]
         both = ~(np.isnan(x) | np.isnan(y))
         if both.sum() >= MIN_BROKEN_ROWS:
-            factor = _drafted_factor(x[both], y[both])
-            if factor is not None:
-                drafted.setdefault(a, []).append(bound_text(b, 0.0, factor))
-    for col, bounds in drafted.items():
-        domain[col].update({"at_most": bounds[0] if len(bounds) == 1 else bounds, mark: True})
+            yield a, b, x[both], y[both]
 
 
 def _drafted_factor(x, y):

@@ -111,12 +111,12 @@ class OrderRule:
 
 
 def bound_text(bound, offset, factor=1.0):
-    """``"b"``, ``"b + c"``, ``"b - c"`` or ``"k * b"``: a bound as a declaration writes it."""
-    if factor != 1:
-        return f"{_number(factor)} * {bound}"
+    """``"b"``, ``"b + c"``, ``"b - c"`` or ``"k * b"``: a bound as a declaration writes it
+    (a rule built with both a factor and an offset reads ``"k * b + c"``)."""
+    text = bound if factor == 1 else f"{_number(factor)} * {bound}"
     if offset == 0:
-        return bound
-    return f"{bound} {'+' if offset > 0 else '-'} {_number(abs(offset))}"
+        return text
+    return f"{text} {'+' if offset > 0 else '-'} {_number(abs(offset))}"
 
 
 def _number(x):
