@@ -140,6 +140,11 @@ RULES = {
         "num_historical_failed_to_pay = tax_liens + public_record_bankrupt": lambda d: (
             d["tax_liens"] + d["public_record_bankrupt"] == d["num_historical_failed_to_pay"]),
     },
+    "cps1988": {
+        # experience is the age less the years of schooling less 6; the men are 18 to 70
+        "age (education + experience + 6) in 18..70": lambda d: (
+            d["education"] + d["experience"]).between(12, 64),
+    },
     "flights": {
         "dep_delay = dep_time - sched_dep_time": _flight_delay,
         "hour of sched_dep_time": lambda d: d["hour"] == d["sched_dep_time"] // 100,

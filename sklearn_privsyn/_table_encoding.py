@@ -27,7 +27,7 @@ from ._table import (
 from .dates import parse_days_of_month
 from .decimals import parse_decimals, round_columns, with_sum_decimals
 from .derived import check_sources, split_derived
-from .order_rules import check_numeric, parse_at_most
+from .order_rules import check_numeric, parse_at_least, parse_at_most
 from .value_rules import check_declared_values, parse_value_rules
 
 
@@ -36,7 +36,7 @@ class BaseTableEncoding(TransformerMixin, BaseEstimator):
 
     Fits the column coders from the public domain (``domain``, ``bounds``,
     ``bins``, ``handle_missing``, ``other``, ``points``, ``steps``, ``cuts``, ``clocks``,
-    ``days_of_month``, ``derived``, ``decimals``, ``at_most``, ``exactly_when``,
+    ``days_of_month``, ``derived``, ``decimals``, ``at_most``, ``at_least``, ``exactly_when``,
     ``only_when`` of the subclass), encodes and decodes records, and is the one-hot
     transformer.
     The subclass's ``_fit(X, n_rows)`` calls :meth:`_fit_encoding`, then
@@ -75,7 +75,8 @@ class BaseTableEncoding(TransformerMixin, BaseEstimator):
         if was_frame and all(isinstance(c, str) for c in columns):
             self.feature_names_in_ = np.asarray(columns, dtype=object)
         self.table_columns_ = columns
-        self.order_rules_ = parse_at_most(self.at_most, columns)
+        self.order_rules_ = (parse_at_most(self.at_most, columns)
+                             + parse_at_least(self.at_least, columns))
         self.value_rules_ = parse_value_rules(self.exactly_when, self.only_when, columns)
         check_numeric(self.order_rules_ + self.value_rules_, X)
         self.decimals_ = parse_decimals(self.decimals, X)

@@ -30,8 +30,10 @@ An object entry may also say
   the day must exist in its month (no February 30), which the synthetic rows
   keep (:mod:`sklearn_privsyn.dates`);
 * ``"at_most": bound`` (or a list) on a number: it never exceeds the column
-  ``bound`` names, maybe plus or minus a number (``"Age - 18"``) or times a
-  positive one (``"8.7 * air_time"``); the synthetic rows keep it (:mod:`sklearn_privsyn.order_rules`);
+  ``bound`` names, maybe plus or minus a number (``"Age - 18"``), times a
+  positive one (``"8.7 * air_time"``) or taken from a number (``"64 - experience"``:
+  the sum is at most 64); the synthetic rows keep it (:mod:`sklearn_privsyn.order_rules`);
+* ``"at_least": bound`` (or a list), the same from below (``"12 - experience"``);
 * ``"exactly_when": {"value": v, "column": other, "values": [w, ...]}``: the
   column holds ``v`` exactly when ``other`` holds one of the ``w``; the
   synthetic rows keep it (:mod:`sklearn_privsyn.value_rules`);
@@ -77,7 +79,7 @@ __all__ = [
 # An object entry has exactly one of these keys, which sets its kind ...
 _KINDS = ("size", "values", "bounds", "derived")
 # ... and may add these (besides MARK and "missing").
-_RULES = ("at_most", "exactly_when", "only_when")
+_RULES = ("at_most", "at_least", "exactly_when", "only_when")
 _EXTRA_KEYS = {"size": _RULES, "values": ("other", "day_of", *_RULES),
                "bounds": ("bins", "points", "step", "cuts", "clock", "day_of", "decimals",
                           *_RULES),
@@ -265,7 +267,7 @@ def parse_domain(raw, source="the domain"):
         ``"columns"`` (the entries' order), ``"domain"`` (sizes and lists of
         values), ``"bounds"``, ``"bins"``, ``"points"``, ``"steps"``, ``"cuts"``
         and ``"clocks"`` (binned numbers), ``"days_of_month"``, ``"derived"``
-        (column -> its declaration), ``"at_most"``, ``"exactly_when"`` and
+        (column -> its declaration), ``"at_most"``, ``"at_least"``, ``"exactly_when"`` and
         ``"only_when"`` (column -> its rules), ``"missing"``
         (the columns declared missable), ``"other"`` (column -> its catch-all
         value) and ``"read_from_data"`` (the marked columns).
@@ -292,7 +294,8 @@ def parse_domain(raw, source="the domain"):
     params = {"columns": list(raw), "domain": {}, "bounds": {}, "bins": {}, "points": {},
               "steps": {}, "cuts": {}, "clocks": [], "days_of_month": {}, "derived": {},
               "decimals": {},
-              "at_most": {}, "exactly_when": {}, "only_when": {}, "missing": [], "other": {},
+              "at_most": {}, "at_least": {}, "exactly_when": {}, "only_when": {}, "missing": [],
+              "other": {},
               "read_from_data": []}
     for col, spec in raw.items():
         where = f"{source}, column {col!r}"
@@ -367,10 +370,11 @@ def declared_rules(params):
 
     Raises ``ValueError`` naming the column of a malformed rule.
     """
-    from .order_rules import parse_at_most  # numpy: not at the command line's start
+    from .order_rules import parse_at_least, parse_at_most  # numpy: not at the start
     from .value_rules import parse_value_rules
 
     return (parse_at_most(params["at_most"], params["columns"])
+            + parse_at_least(params.get("at_least", {}), params["columns"])
             + parse_value_rules(params["exactly_when"], params["only_when"], params["columns"]))
 
 
@@ -406,6 +410,7 @@ def workload_kwargs(params):
                     for col, spec in params.get("derived", {}).items()} or None,
         "decimals": dict(params.get("decimals", {})) or None,
         "at_most": dict(params.get("at_most", {})) or None,
+        "at_least": dict(params.get("at_least", {})) or None,
         "exactly_when": dict(params.get("exactly_when", {})) or None,
         "only_when": dict(params.get("only_when", {})) or None,
     }
@@ -476,7 +481,7 @@ def workload_params(domain):
         ``domain``, ``bounds``, ``bins``, ``handle_missing`` (the columns
         declared ``"missing"``, or ``"error"`` for none), ``other``,
         ``points``, ``steps``, ``cuts``, ``clocks``, ``days_of_month``,
-        ``derived``, ``decimals``, ``at_most``, ``exactly_when`` and ``only_when``. Lists
+        ``derived``, ``decimals``, ``at_most``, ``at_least``, ``exactly_when`` and ``only_when``. Lists
         of values that are not all numbers become text, as the command line
         reads a CSV file.
 

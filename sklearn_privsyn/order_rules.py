@@ -25,17 +25,22 @@ declaration, so it costs no budget: post-processing.
 A declaration is ``{column: bound}``, ``bound`` a column name, a column
 name plus or minus a number (``"Age - 18"``, spaces around the sign), a
 positive number times a column name (``"11 * air_time"``: a flight's miles at
-most 11 times its minutes in the air, 660 miles an hour), or a list of these.
-A rule holds where either side is missing.
+most 11 times its minutes in the air, 660 miles an hour), a number less a
+column (``"64 - experience"``: years of schooling and of work add up to at most
+the age less 6), or a list of these. A rule holds where either side is
+missing. The same bounds from below (``at_least=``, ``"at_least"``) give the
+other side of a sum (``"12 - experience"``: nobody in the table is under 18).
 
 Examples
 --------
 >>> import pandas as pd
->>> from sklearn_privsyn.order_rules import parse_at_most
+>>> from sklearn_privsyn.order_rules import parse_at_least, parse_at_most
 >>> rules = parse_at_most({"in_role": "at_company", "at_company": ["worked", "age - 18"]},
 ...                       ["age", "worked", "at_company", "in_role"])
 >>> [str(r) for r in rules]
 ['in_role <= at_company', 'at_company <= worked', 'at_company <= age - 18']
+>>> [str(r) for r in parse_at_least({"worked": "2 - at_company"}, ["worked", "at_company"])]
+['worked >= 2 - at_company']
 >>> rows = pd.DataFrame({"age": [30, 25], "worked": [10, 5], "at_company": [4, 8],
 ...                      "in_role": [2, None]})
 >>> rules_kept(rules, rows).tolist()
@@ -57,7 +62,7 @@ from ._number_spec import float_values
 from ._sampling import allocate_counts, rake
 
 __all__ = ["OrderRule", "bound_text", "capped_shares", "check_numeric", "declarations",
-           "parse_at_most", "rule_block", "rule_groups", "rules_kept",
+           "parse_at_least", "parse_at_most", "rule_block", "rule_groups", "rules_kept",
            "sample_keeping_rules"]
 
 #: The pool holds up to this many kept rows for each row drawn (a larger pool keeps the
@@ -79,15 +84,22 @@ FINE_GROUPS = 50
 
 @dataclass(frozen=True)
 class OrderRule:
-    """``column <= factor * bound + offset`` on every row where both are present."""
+    """``column <= factor * bound + offset`` on every row where both are present.
+
+    With ``at_least=True``, ``column >= factor * bound + offset``. A negative
+    ``factor`` bounds a sum: ``a <= 64 - b`` is ``a + b <= 64``.
+    """
 
     column: object
     bound: object
     offset: float = 0.0
     factor: float = 1.0
+    at_least: bool = False
 
-    #: The declaration's name.
-    key = "at_most"
+    @property
+    def key(self):
+        """The declaration's name: ``"at_most"`` or ``"at_least"``."""
+        return "at_least" if self.at_least else "at_most"
 
     @property
     def columns(self):
@@ -100,20 +112,30 @@ class OrderRule:
         return self.columns
 
     def __str__(self):
-        return f"{self.column} <= {bound_text(self.bound, self.offset, self.factor)}"
+        sign = ">=" if self.at_least else "<="
+        return f"{self.column} {sign} {bound_text(self.bound, self.offset, self.factor)}"
 
     def kept(self, frame):
         """Whether each row of ``frame`` keeps the rule (True where a side is missing)."""
         left = float_values(frame[self.column])
         right = self.factor * float_values(frame[self.bound]) + self.offset
         with np.errstate(invalid="ignore"):
-            return ~(left > right)
+            return ~(left < right) if self.at_least else ~(left > right)
 
 
 def bound_text(bound, offset, factor=1.0):
-    """``"b"``, ``"b + c"``, ``"b - c"`` or ``"k * b"``: a bound as a declaration writes it
-    (a rule built with both a factor and an offset reads ``"k * b + c"``)."""
-    text = bound if factor == 1 else f"{_number(factor)} * {bound}"
+    """A bound as a declaration writes it: ``"b"``, ``"b + c"``, ``"b - c"``, ``"k * b"``
+    or ``"c - b"`` (a negative factor; a rule built with both a positive factor and an
+    offset reads ``"k * b + c"``).
+
+    Examples
+    --------
+    >>> bound_text("age", -18.0), bound_text("air_time", 0.0, 8.7), bound_text("b", 64.0, -1.0)
+    ('age - 18', '8.7 * air_time', '64 - b')
+    """
+    text = bound if abs(factor) == 1 else f"{_number(abs(factor))} * {bound}"
+    if factor < 0:
+        return f"{_number(offset)} - {text}"
     if offset == 0:
         return text
     return f"{text} {'+' if offset > 0 else '-'} {_number(abs(offset))}"
@@ -124,35 +146,47 @@ def _number(x):
 
 
 def _parse_bound(text, columns, where):
-    """(bound column, offset, factor) of ``"b"``, ``"b + c"``, ``"b - c"`` or ``"k * b"``."""
+    """(bound column, offset, factor) of ``"b"``, ``"b + c"``, ``"b - c"``, ``"k * b"`` or
+    ``"c - b"`` / ``"c - k * b"`` (factor ``-1`` / ``-k``)."""
     if not isinstance(text, str):
         raise ValueError(f"{where} must be a column name, maybe with \" + c\" or \" - c\" "
-                         f"or after \"k * \"; got {text!r}.")
-    if text in columns:
-        return text, 0.0, 1.0
-    head, found, tail = text.partition(" * ")
-    if found and tail in columns:
-        try:
-            factor = float(head)
-        except ValueError:
-            factor = math.nan
-        if not (math.isfinite(factor) and factor > 0):
-            raise ValueError(f"{where}: {text!r} multiplies {tail!r} by {head!r}; the factor "
-                             "must be a positive number.")
-        return tail, 0.0, factor
+                         f"or after \"k * \" or \"c - \"; got {text!r}.")
+    head, found, tail = text.partition(" - ")
+    if found and _is_number(head):
+        scaled = _scaled_column(tail, columns, where)
+        if scaled is not None:
+            return scaled[0], float(head), -scaled[1]
+    scaled = _scaled_column(text, columns, where)
+    if scaled is not None:
+        return scaled[0], 0.0, scaled[1]
     for sign, factor in ((" + ", 1.0), (" - ", -1.0)):
         head, found, tail = text.rpartition(sign)
-        if not found:
-            continue
-        try:
-            offset = float(tail)
-        except ValueError:
-            continue
-        if head in columns and math.isfinite(offset):
-            return head, factor * offset, 1.0
+        if found and head in columns and _is_number(tail):
+            return head, factor * float(tail), 1.0
     raise ValueError(f"{where}: {text!r} is not a column of the table, nor a column plus or "
-                     "minus a number, nor a positive number times a column (write the sign "
-                     "with a space on each side).")
+                     "minus a number, nor a positive number times a column, nor a number "
+                     "less a column (write the sign with a space on each side).")
+
+
+def _scaled_column(text, columns, where):
+    """``(column, k)`` of ``"b"`` (``k = 1``) or ``"k * b"``, or None."""
+    if text in columns:
+        return text, 1.0
+    head, found, tail = text.partition(" * ")
+    if not (found and tail in columns):
+        return None
+    if not (_is_number(head) and float(head) > 0):
+        raise ValueError(f"{where}: {text!r} multiplies {tail!r} by {head!r}; the factor "
+                         "must be a positive number.")
+    return tail, float(head)
+
+
+def _is_number(text):
+    """Whether ``text`` reads as a finite number."""
+    try:
+        return math.isfinite(float(text))
+    except ValueError:
+        return False
 
 
 def parse_at_most(spec, columns):
@@ -174,12 +208,24 @@ def parse_at_most(spec, columns):
         Naming the column: not a column of the table, a bound that names no
         column, or a column bounded by itself.
     """
+    return _parse_rules(spec, columns, "at_most")
+
+
+def parse_at_least(spec, columns):
+    """The rules ``{column: bound or [bounds]}`` bounding columns from below.
+
+    As :func:`parse_at_most`, each rule with ``at_least=True``.
+    """
+    return _parse_rules(spec, columns, "at_least")
+
+
+def _parse_rules(spec, columns, key):
     rules = []
-    for col, text, where in declarations(spec, columns, "at_most", "bound"):
+    for col, text, where in declarations(spec, columns, key, "bound"):
         bound, offset, factor = _parse_bound(text, columns, where)
         if bound == col:
             raise ValueError(f"{where}: a column cannot be bounded by itself.")
-        rules.append(OrderRule(col, bound, offset, factor))
+        rules.append(OrderRule(col, bound, offset, factor, at_least=key == "at_least"))
     return tuple(rules)
 
 

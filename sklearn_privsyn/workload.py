@@ -164,9 +164,13 @@ class QueryWorkload(BaseTableEncoding):
     at_most : dict, default=None
         Numeric column -> a column it never exceeds, that column plus or
         minus a number (``"Age - 18"``), a positive number times it
-        (``"8.7 * air_time"``), or a list of these: order rules
+        (``"8.7 * air_time"``), a number less it (``"64 - experience"``: the
+        two add up to at most 64), or a list of these: order rules
         that every estimator's ``sample`` keeps
         (:mod:`sklearn_privsyn.order_rules`). Public knowledge, no budget.
+    at_least : dict, default=None
+        The same bounds from below (``{"education": "12 - experience"}``:
+        the two add up to at least 12), kept the same way.
     exactly_when : dict, default=None
         Column -> ``{"value": v, "column": other, "values": [w, ...]}`` (or a
         list of these): the column holds ``v`` exactly when ``other`` holds
@@ -207,7 +211,8 @@ class QueryWorkload(BaseTableEncoding):
         ones, and a derived sum's whose sources all have some
         (:func:`~sklearn_privsyn.decimals.with_sum_decimals`).
     order_rules_ : tuple of OrderRule
-        The declared order rules (:class:`~sklearn_privsyn.order_rules.OrderRule`).
+        The declared order rules (:class:`~sklearn_privsyn.order_rules.OrderRule`):
+        those of ``at_most``, then those of ``at_least``.
     value_rules_ : tuple of ValueRule
         The declared value rules (:class:`~sklearn_privsyn.value_rules.ValueRule`):
         those of ``exactly_when``, then those of ``only_when``.
@@ -288,6 +293,7 @@ class QueryWorkload(BaseTableEncoding):
         "derived": [dict, None],
         "decimals": [dict, None],
         "at_most": [dict, None],
+        "at_least": [dict, None],
         "exactly_when": [dict, None],
         "only_when": [dict, None],
         "random_state": ["random_state"],
@@ -314,6 +320,7 @@ class QueryWorkload(BaseTableEncoding):
         derived=None,
         decimals=None,
         at_most=None,
+        at_least=None,
         exactly_when=None,
         only_when=None,
         random_state=None,
@@ -336,6 +343,7 @@ class QueryWorkload(BaseTableEncoding):
         self.derived = derived
         self.decimals = decimals
         self.at_most = at_most
+        self.at_least = at_least
         self.exactly_when = exactly_when
         self.only_when = only_when
         self.random_state = random_state
