@@ -481,9 +481,9 @@ def workload_params(domain):
         ``domain``, ``bounds``, ``bins``, ``handle_missing`` (the columns
         declared ``"missing"``, or ``"error"`` for none), ``other``,
         ``points``, ``steps``, ``cuts``, ``clocks``, ``days_of_month``,
-        ``derived``, ``decimals``, ``at_most``, ``at_least``, ``exactly_when`` and ``only_when``. Lists
-        of values that are not all numbers become text, as the command line
-        reads a CSV file.
+        ``derived``, ``decimals``, ``at_most``, ``at_least``, ``exactly_when``
+        and ``only_when``. Lists of values that are not all numbers become
+        text, as the command line reads a CSV file.
 
     Warns
     -----
