@@ -317,8 +317,8 @@ class BaseSynthesizer(BaseEstimator):
         (rounded up or down at random, see ``allocate_counts``), shuffled and
         decoded into the columns, dtypes and categories of ``X``. Numeric
         columns get values drawn uniformly within their bin. With rules
-        declared (``at_most``, ``at_least``, ``exactly_when`` or ``only_when`` of the
-        workload) that some of these rows break, the rows are drawn instead
+        declared (``at_most``, ``at_least``, ``exactly_when``, ``only_when`` or
+        ``equal_when`` of the workload) that some of these rows break, the rows are drawn instead
         from a pool of the model's rows that keep them, re-weighted to the
         model's 1-way shares (:mod:`sklearn_privsyn.order_rules`).
 

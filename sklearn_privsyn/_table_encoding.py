@@ -27,6 +27,7 @@ from ._table import (
 from .dates import parse_days_of_month
 from .decimals import parse_decimals, round_columns, with_sum_decimals
 from .derived import check_sources, split_derived
+from .equal_when import check_equal_when, parse_equal_when
 from .order_rules import check_numeric, parse_at_least, parse_at_most
 from .value_rules import check_declared_values, parse_value_rules
 
@@ -37,7 +38,7 @@ class BaseTableEncoding(TransformerMixin, BaseEstimator):
     Fits the column coders from the public domain (``domain``, ``bounds``,
     ``bins``, ``handle_missing``, ``other``, ``points``, ``steps``, ``cuts``, ``clocks``,
     ``days_of_month``, ``derived``, ``decimals``, ``at_most``, ``at_least``, ``exactly_when``,
-    ``only_when`` of the subclass), encodes and decodes records, and is the one-hot
+    ``only_when``, ``equal_when`` of the subclass), encodes and decodes records, and is the one-hot
     transformer.
     The subclass's ``_fit(X, n_rows)`` calls :meth:`_fit_encoding`, then
     fits what it adds (the marginals).
@@ -78,7 +79,8 @@ class BaseTableEncoding(TransformerMixin, BaseEstimator):
         self.order_rules_ = (parse_at_most(self.at_most, columns)
                              + parse_at_least(self.at_least, columns))
         self.value_rules_ = parse_value_rules(self.exactly_when, self.only_when, columns)
-        check_numeric(self.order_rules_ + self.value_rules_, X)
+        self.equal_when_ = parse_equal_when(self.equal_when, columns)
+        check_numeric(self.rules_, X)
         self.decimals_ = parse_decimals(self.decimals, X)
         self.derived_, X, cuts = split_derived(X, self)
         self.decimals_ = with_sum_decimals(self.decimals_, self.derived_, X)
@@ -104,6 +106,7 @@ class BaseTableEncoding(TransformerMixin, BaseEstimator):
         self._set_encoder(encoder)
         check_declared_values(self.value_rules_, self.categories_,
                               {c.name for c in encoder.coders if c.missing})
+        check_equal_when(self.equal_when_, self.derived_, self.categories_)
 
         if not schema_only:
             # Validate every value now, so that errors surface at fit time.
@@ -113,8 +116,9 @@ class BaseTableEncoding(TransformerMixin, BaseEstimator):
 
     @property
     def rules_(self):
-        """Every declared rule the synthetic rows keep: the order rules, then the value rules."""
-        return self.order_rules_ + self.value_rules_
+        """Every declared rule the synthetic rows keep: the order rules, the value rules,
+        then the equalities under a condition."""
+        return self.order_rules_ + self.value_rules_ + self.equal_when_
 
     def _set_encoder(self, encoder):
         self.encoder_ = encoder
@@ -196,6 +200,9 @@ class BaseTableEncoding(TransformerMixin, BaseEstimator):
         for date in self.days_of_month_:  # a public rule: February has no 30th
             if date.day in frame:
                 frame[date.day] = date.keep_in_month(frame, rng)
+        for rule in self.equal_when_:  # a principal repaid is the amount, when fully paid
+            if rule.column in frame:
+                frame[rule.column] = rule.apply(frame)
         # derived columns from the rounded sources; within the bounds (clocks: in minutes)
         round_columns(frame, self.decimals_, bounds={
             name: (edges[0], edges[-1]) for name, edges in self.encoder_.bin_edges.items()
@@ -217,6 +224,9 @@ class BaseTableEncoding(TransformerMixin, BaseEstimator):
         for date in self.days_of_month_:
             if date.day in wanted:
                 wanted.update(date.columns)
+        for rule in self.equal_when_:
+            if rule.column in wanted:
+                wanted.update(rule.columns)
         return wanted
 
     # ------------------------------------------------------------- one-hot

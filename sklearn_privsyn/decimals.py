@@ -30,8 +30,8 @@ from numbers import Integral
 import numpy as np
 import pandas as pd
 
-__all__ = ["MAX_DECIMALS", "count_decimals", "is_decimal_count", "parse_decimals",
-           "round_columns", "with_sum_decimals"]
+__all__ = ["MAX_DECIMALS", "count_decimals", "draft_decimals", "is_decimal_count",
+           "parse_decimals", "round_columns", "with_sum_decimals"]
 
 #: The most decimals a declaration may give (beyond it a float holds no more).
 MAX_DECIMALS = 15
@@ -129,3 +129,15 @@ def count_decimals(values, max_decimals):
         if np.all(np.abs(x - np.round(x, count)) <= tolerance):
             return count
     return None
+
+
+def draft_decimals(X, domain, max_decimals):
+    """``"decimals"`` for the drafted binned and derived numbers of floats written with at
+    most ``max_decimals`` decimals (``privsyn domain``; read from the data)."""
+    for col, entry in domain.items():
+        if X[col].dtype.kind != "f" or "step" in entry or entry.get("clock"):
+            continue
+        if "bounds" in entry or "derived" in entry:
+            count = count_decimals(X[col].to_numpy(), max_decimals)
+            if count:  # None (more decimals) or 0 (whole numbers: a step, or exact sums)
+                entry["decimals"] = count

@@ -65,7 +65,9 @@ The rules, applied column by column:
   (:func:`~sklearn_privsyn.value_rules.draft_exactly_when`); a listed value found only
   beside a few values of another column, where the two independent would break that on
   many rows, ``"only_when"`` (a job role and its department:
-  :func:`~sklearn_privsyn.value_rules.draft_only_when`);
+  :func:`~sklearn_privsyn.value_rules.draft_only_when`); a number equal to another on
+  the rows holding a few values of a listed column, ``"equal_when"`` (a loan's principal
+  repaid and its amount, when fully paid: :func:`~sklearn_privsyn.equal_when.draft_equal_when`);
 * a binned or derived number of floats that are not all whole, each written
   with at most ``MAX_DRAFT_DECIMALS`` decimals, gets ``"decimals"``, the fewest
   that write them all (amounts in cents: 2), so that its synthetic values are
@@ -165,6 +167,8 @@ def draft_domain(X, *, max_categories=DEFAULT_MAX_CATEGORIES, bins=DEFAULT_BINS,
     import pandas as pd
 
     from ._range_draft import draft_ranges
+    from .decimals import draft_decimals
+    from .equal_when import draft_equal_when
     from .order_rule_drafts import draft_at_most
     from .value_rules import draft_exactly_when, draft_only_when
 
@@ -190,7 +194,8 @@ def draft_domain(X, *, max_categories=DEFAULT_MAX_CATEGORIES, bins=DEFAULT_BINS,
     draft_at_most(X, domain, MARK)
     draft_exactly_when(X, domain, MARK)
     draft_only_when(X, domain, MARK)
-    _draft_decimals(X, domain)
+    draft_equal_when(X, domain, MARK)
+    draft_decimals(X, domain, MAX_DRAFT_DECIMALS)
     if read:
         warnings.warn(
             f"The drafted domain of columns {read} was read from the data: it is not "
@@ -334,19 +339,6 @@ def interval_cuts(numbers, labels):
     if not np.all(highs[:-1] < lows[1:]):
         return None
     return lows[1:].tolist()
-
-
-def _draft_decimals(X, domain):
-    """``"decimals"`` for binned and derived numbers of floats written with a few decimals."""
-    from .decimals import count_decimals
-
-    for col, entry in domain.items():
-        if X[col].dtype.kind != "f" or "step" in entry or entry.get("clock"):
-            continue
-        if "bounds" in entry or "derived" in entry:
-            count = count_decimals(X[col].to_numpy(), MAX_DRAFT_DECIMALS)
-            if count:  # None (more decimals) or 0 (whole numbers: a step, or exact sums)
-                entry["decimals"] = count
 
 
 def _draft_cuts(X, domain):

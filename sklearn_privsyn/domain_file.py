@@ -37,7 +37,10 @@ An object entry may also say
 * ``"exactly_when": {"value": v, "column": other, "values": [w, ...]}``: the
   column holds ``v`` exactly when ``other`` holds one of the ``w``; the
   synthetic rows keep it (:mod:`sklearn_privsyn.value_rules`);
-* ``"only_when"``, the same shape (or a list): the column holds ``v`` only
+* ``"equal_when": {"column": other, "when": c, "values": [v, ...]}`` on a
+  number: it equals the number ``other`` on the rows where ``c`` holds one of
+  the ``v``; decoding sets it so (:mod:`sklearn_privsyn.equal_when`);
+* ``"only_when"``, the same shape as ``"exactly_when"`` (or a list): the column holds ``v`` only
   when ``other`` holds one of the ``w``; kept the same way; with
   ``"between": [lo, hi]`` in place of ``"values"``, only when the number
   ``other`` is within ``lo`` and ``hi``; with ``"missing": true`` in place of
@@ -79,7 +82,7 @@ __all__ = [
 # An object entry has exactly one of these keys, which sets its kind ...
 _KINDS = ("size", "values", "bounds", "derived")
 # ... and may add these (besides MARK and "missing").
-_RULES = ("at_most", "at_least", "exactly_when", "only_when")
+_RULES = ("at_most", "at_least", "exactly_when", "only_when", "equal_when")
 _EXTRA_KEYS = {"size": _RULES, "values": ("other", "day_of", *_RULES),
                "bounds": ("bins", "points", "step", "cuts", "clock", "day_of", "decimals",
                           *_RULES),
@@ -267,7 +270,8 @@ def parse_domain(raw, source="the domain"):
         ``"columns"`` (the entries' order), ``"domain"`` (sizes and lists of
         values), ``"bounds"``, ``"bins"``, ``"points"``, ``"steps"``, ``"cuts"``
         and ``"clocks"`` (binned numbers), ``"days_of_month"``, ``"derived"``
-        (column -> its declaration), ``"at_most"``, ``"at_least"``, ``"exactly_when"`` and
+        (column -> its declaration), ``"at_most"``, ``"at_least"``, ``"exactly_when"``,
+        ``"equal_when"`` and
         ``"only_when"`` (column -> its rules), ``"missing"``
         (the columns declared missable), ``"other"`` (column -> its catch-all
         value) and ``"read_from_data"`` (the marked columns).
@@ -294,8 +298,8 @@ def parse_domain(raw, source="the domain"):
     params = {"columns": list(raw), "domain": {}, "bounds": {}, "bins": {}, "points": {},
               "steps": {}, "cuts": {}, "clocks": [], "days_of_month": {}, "derived": {},
               "decimals": {},
-              "at_most": {}, "at_least": {}, "exactly_when": {}, "only_when": {}, "missing": [],
-              "other": {},
+              "at_most": {}, "at_least": {}, "exactly_when": {}, "only_when": {},
+              "equal_when": {}, "missing": [], "other": {},
               "read_from_data": []}
     for col, spec in raw.items():
         where = f"{source}, column {col!r}"
@@ -370,12 +374,14 @@ def declared_rules(params):
 
     Raises ``ValueError`` naming the column of a malformed rule.
     """
-    from .order_rules import parse_at_least, parse_at_most  # numpy: not at the start
+    from .equal_when import parse_equal_when  # numpy: not at the command line's start
+    from .order_rules import parse_at_least, parse_at_most
     from .value_rules import parse_value_rules
 
     return (parse_at_most(params["at_most"], params["columns"])
             + parse_at_least(params.get("at_least", {}), params["columns"])
-            + parse_value_rules(params["exactly_when"], params["only_when"], params["columns"]))
+            + parse_value_rules(params["exactly_when"], params["only_when"], params["columns"])
+            + parse_equal_when(params.get("equal_when", {}), params["columns"]))
 
 
 def all_numbers(values):
@@ -413,6 +419,7 @@ def workload_kwargs(params):
         "at_least": dict(params.get("at_least", {})) or None,
         "exactly_when": dict(params.get("exactly_when", {})) or None,
         "only_when": dict(params.get("only_when", {})) or None,
+        "equal_when": dict(params.get("equal_when", {})) or None,
     }
 
 
@@ -481,8 +488,8 @@ def workload_params(domain):
         ``domain``, ``bounds``, ``bins``, ``handle_missing`` (the columns
         declared ``"missing"``, or ``"error"`` for none), ``other``,
         ``points``, ``steps``, ``cuts``, ``clocks``, ``days_of_month``,
-        ``derived``, ``decimals``, ``at_most``, ``at_least``, ``exactly_when``
-        and ``only_when``. Lists of values that are not all numbers become
+        ``derived``, ``decimals``, ``at_most``, ``at_least``, ``exactly_when``,
+        ``only_when`` and ``equal_when``. Lists of values that are not all numbers become
         text, as the command line reads a CSV file.
 
     Warns

@@ -171,6 +171,9 @@ class QueryWorkload(BaseTableEncoding):
     at_least : dict, default=None
         The same bounds from below (``{"education": "12 - experience"}``:
         the two add up to at least 12), kept the same way.
+    equal_when : dict, default=None
+        Number -> ``{"column": other, "when": c, "values": [v, ...]}``: it equals
+        ``other`` where ``c`` is one of the ``v`` (:mod:`sklearn_privsyn.equal_when`).
     exactly_when : dict, default=None
         Column -> ``{"value": v, "column": other, "values": [w, ...]}`` (or a
         list of these): the column holds ``v`` exactly when ``other`` holds
@@ -216,8 +219,10 @@ class QueryWorkload(BaseTableEncoding):
     value_rules_ : tuple of ValueRule
         The declared value rules (:class:`~sklearn_privsyn.value_rules.ValueRule`):
         those of ``exactly_when``, then those of ``only_when``.
+    equal_when_ : tuple of EqualWhen
+        The declared equalities under a condition.
     rules_ : tuple
-        ``order_rules_ + value_rules_``: every rule the synthetic rows keep.
+        ``order_rules_ + value_rules_ + equal_when_``: every rule the rows keep.
     days_of_month_ : tuple of DayOfMonth
         The declared days of the month (:class:`~sklearn_privsyn.dates.DayOfMonth`).
     domain_sizes_ : dict
@@ -294,6 +299,7 @@ class QueryWorkload(BaseTableEncoding):
         "decimals": [dict, None],
         "at_most": [dict, None],
         "at_least": [dict, None],
+        "equal_when": [dict, None],
         "exactly_when": [dict, None],
         "only_when": [dict, None],
         "random_state": ["random_state"],
@@ -321,6 +327,7 @@ class QueryWorkload(BaseTableEncoding):
         decimals=None,
         at_most=None,
         at_least=None,
+        equal_when=None,
         exactly_when=None,
         only_when=None,
         random_state=None,
@@ -344,6 +351,7 @@ class QueryWorkload(BaseTableEncoding):
         self.decimals = decimals
         self.at_most = at_most
         self.at_least = at_least
+        self.equal_when = equal_when
         self.exactly_when = exactly_when
         self.only_when = only_when
         self.random_state = random_state

@@ -50,8 +50,8 @@ def test_parse_domain_forms(entry, domain, bounds, missing, other):
         ({"bounds": [0, 1], "other": 0}, "\"other\" needs the column's \"values\" listed"),
         ({"size": 3, "other": 0}, "\"other\" needs the column's \"values\" listed"),
         ({"values": ["x"], "bins": 3},
-         r"an entry with 'values' takes only \['at_least', 'at_most', 'day_of', 'exactly_when', "
-         r"'missing', 'only_when', 'other'\]"),
+         r"an entry with 'values' takes only \['at_least', 'at_most', 'day_of', 'equal_when', "
+         r"'exactly_when', 'missing', 'only_when', 'other'\]"),
         ({"size": 3, "bounds": [0, 1]}, "exactly one of \"size\", \"values\", \"bounds\" or \"derived\""),
         ({"missing": True}, "exactly one of \"size\", \"values\", \"bounds\" or \"derived\""),
         ({"values": 3}, "\"values\" must be a list"),
@@ -110,6 +110,7 @@ def test_workload_params_from_a_file_a_dict_and_a_draft(tmp_path):
         "at_least": None,
         "exactly_when": None,
         "only_when": None,
+        "equal_when": None,
     }
     with warnings.catch_warnings():
         warnings.simplefilter("error")  # nothing marked: no warning
@@ -122,7 +123,8 @@ def test_workload_params_from_a_file_a_dict_and_a_draft(tmp_path):
                                          "clocks": None, "days_of_month": None,
                                          "derived": None, "decimals": None,
                                          "at_most": None, "at_least": None,
-                                         "exactly_when": None, "only_when": None}
+                                         "exactly_when": None, "only_when": None,
+                                         "equal_when": None}
     frame = pd.DataFrame({"s": ["u", None, "v"], "n": [1.0, 2.0, 4.0]})
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", PrivacyLeakWarning)

@@ -134,7 +134,7 @@ def test_report_plausibility_lists_the_declared_rules():
                              exactly_when={"worked": {"value": 9, "column": "work",
                                                       "values": ["none"]}})
     page = quality_report(real, synthetic, workload=workload)
-    assert "declared rule (at_most, at_least, exactly_when, only_when)" in page
+    assert "declared rule (at_most, at_least, exactly_when, only_when, equal_when)" in page
     assert ">at_company &lt;= worked</t" in page
     assert "<td>0.75</td>" in page and "<td>1</td>" in page
     assert "worked == 9 exactly when work in [&#x27;none&#x27;]" in page

@@ -555,7 +555,7 @@ def test_clone_get_params_and_pickle():
         "domain", "k", "marginals", "n_marginals", "max_cells", "bins", "bounds", "clip",
         "handle_missing", "other", "points", "steps", "cuts", "clocks", "days_of_month",
         "derived", "decimals", "at_most", "at_least", "exactly_when", "only_when",
-        "random_state",
+        "equal_when", "random_state",
     }
     cloned = clone(wl)
     assert cloned.get_params() == params and cloned is not wl
