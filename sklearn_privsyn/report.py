@@ -222,8 +222,8 @@ def _rules_table(workload, real, synthetic):
     shares = pd.DataFrame(
         {"synthetic rows keeping it": [float(r.kept(synthetic).mean()) for r in rules],
          "real rows keeping it": [float(r.kept(real).mean()) for r in rules]},
-        index=pd.Index([str(r) for r in rules],
-                       name="declared rule (at_most, at_least, exactly_when, only_when, equal_when)"))
+        index=pd.Index([str(r) for r in rules], name="declared rule (at_most, at_least, "
+                                                   "exactly_when, only_when, equal_when)"))
     return "<h3>The declared rules</h3>" + _table(shares)
 
 

@@ -1,4 +1,4 @@
-"""Equalities under a condition (sklearn_privsyn.equal_when): a loan fully paid has repaid its amount.
+"""Equalities under a condition (sklearn_privsyn.equal_when): a fully paid loan repaid it all.
 
 Here: the declaration and its errors, the rule on a row and its application,
 the estimators' rows (the derived balance then 0), the domain file and the
