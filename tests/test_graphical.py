@@ -147,3 +147,29 @@ def test_marginals_of_wide_tables_use_any_column_index():
     assert chain.shape == (2, 2, 2) and chain.sum() == pytest.approx(1.0)
     np.testing.assert_allclose(chain.sum(axis=(1, 2)), model.marginal((0,)), atol=1e-12)
     np.testing.assert_allclose(chain.sum(axis=0), model.marginal((57, 59)), atol=1e-12)
+
+
+def test_the_zero_test_never_removes_a_value_spread_thin_over_another_column():
+    # a value of 3% of the rows (a missing code) beside ten equal bins: each of its cells
+    # (0.3%) is below 2 sd of a precise 2-way measurement (sd 0.0045), so each one tests
+    # empty; zeroed together they would leave the value out of every row, while its
+    # 1-way answer (sd 0.018) says 3%
+    from sklearn_privsyn.adaptive._rules import GRAPHICAL_ZERO_TEST, structural_zeros
+
+    rng = np.random.default_rng(2)  # (a draw of the noise where every such cell tests empty)
+    one_way = np.array([0.97, 0.03])
+    two_way = np.outer(one_way, np.full(10, 0.1))
+    targets = [one_way + rng.normal(scale=0.018, size=2),
+               two_way + rng.normal(scale=0.0045, size=(2, 10))]
+    sds = [0.018, 0.0045]
+    assert np.all(targets[1][1] < GRAPHICAL_ZERO_TEST * sds[1])  # every cell tests empty
+    zeros = structural_zeros(targets[1], sds[1], GRAPHICAL_ZERO_TEST)
+    assert not zeros[1].any()
+    model = GraphicalModel([2, 10], [(0,), (0, 1)])
+    if zeros.any():
+        model.set_zeros((0, 1), zeros)
+    model.fit(targets, [np.full(t.shape, s ** -2) for t, s in zip(targets, sds)],
+              max_iter=500)
+    assert 0.01 < model.marginal((0,))[1] < 0.05
+    rows = model.sample(20000, np.random.default_rng(1))
+    assert 0.01 < np.mean(rows[:, 0] == 1) < 0.05

@@ -125,7 +125,8 @@ class AdaptiveProjection(BaseSynthesizer):
         with those set to zero. Graphical model: such cells of measured
         marginals of two or more columns are fixed at zero (never sampled)
         where ``zero_test`` sd is at most 0.01 (a wrongly zeroed real cell
-        then holds little). Products: the fit continues against the zeroed
+        then holds little), but never every cell of a value (the test removes
+        combinations, not values). Products: the fit continues against the zeroed
         answers. ``None`` switches it off. ``"auto"`` means 2.0 with records
         measured all at once and with the graphical model, ``None``
         otherwise. Post-processing: no privacy cost.
