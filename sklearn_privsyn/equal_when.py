@@ -192,6 +192,7 @@ def draft_equal_when(X, domain, mark):
     numbers = [c for c, e in domain.items() if "derived" not in e and number(e)]
     listed = [c for c, e in domain.items() if "values" in e and len(e["values"]) >= 2]
     values = {c: float_values(X[c]) for c in numbers}
+    codes = {c: pd.factorize(X[c], sort=True) for c in listed}  # missing: -1
     for a, b in itertools.combinations(numbers, 2):
         both = ~(np.isnan(values[a]) | np.isnan(values[b]))
         tie = both & (values[a] == values[b])
@@ -202,17 +203,19 @@ def draft_equal_when(X, domain, mark):
         for c in listed:
             if c in (a, b):
                 continue
-            held = _tied_values(X[c], both, tie)
-            rows = both & X[c].isin(held).to_numpy()
+            code, uniques = codes[c]
+            held = _tied_codes(code, both, tie, len(uniques))
+            rows = both & np.isin(code, held)
             others = both & ~rows
-            if (not held or len(held) == X[c][both].nunique()
+            if (not held.size or held.size == np.unique(code[both & (code >= 0)]).size
                     or rows.sum() < MIN_CONDITION_SHARE * len(X)
                     or tie[others].sum() >= MAX_OTHER_TIE_SHARE * others.sum()
                     or rows.sum() * (1.0 - chance) < MIN_BROKEN_ROWS):
                 continue
-            found.append((-int(rows.sum()), numbers.index(a), c, held))
+            found.append((-int(rows.sum()), listed.index(c), pd.Index(uniques)[held].tolist()))
         if found:
-            _, _, c, held = min(found, key=lambda f: f[:2])
+            _, i, held = min(found, key=lambda f: f[:2])
+            c = listed[i]
             col, other = (a, b) if _at_most(domain[a], b) else (b, a)
             domain[col].update({"equal_when": {"column": other, "when": c,
                                                "values": held}, mark: True})
@@ -224,15 +227,14 @@ def _at_most(entry, column):
     return column in (bounds if isinstance(bounds, list) else [bounds])
 
 
-def _tied_values(condition, both, tie):
-    """The values of ``condition`` on whose rows holding both numbers they tie (but a few)."""
-    held = []
-    frame = pd.DataFrame({"c": condition[both].to_numpy(), "tie": tie[both]})
-    for value, ties in frame.groupby("c", sort=True)["tie"]:
-        broken = int((~ties).sum())
-        if len(ties) >= MIN_VALUE_ROWS and broken <= int(MAX_EXCEPTION_SHARE * len(ties)):
-            held.append(value.item() if hasattr(value, "item") else value)
-    return held
+def _tied_codes(code, both, tie, n_values):
+    """The codes of the condition's values on whose rows holding both numbers they tie (but
+    ``MAX_EXCEPTION_SHARE``), each held by ``MIN_VALUE_ROWS`` such rows at least."""
+    inside = both & (code >= 0)
+    count = np.bincount(code[inside], minlength=n_values)
+    tied = np.bincount(code[inside], weights=tie[inside], minlength=n_values)
+    allowed = np.floor(MAX_EXCEPTION_SHARE * count)
+    return np.flatnonzero((count >= MIN_VALUE_ROWS) & (count - tied <= allowed))
 
 
 def _chance_tie(x, y):
