@@ -48,8 +48,9 @@ import numpy as np
 import pandas as pd
 
 from ._number_spec import float_values
-from .order_rule_drafts import MAX_EXCEPTION_SHARE, MIN_BROKEN_ROWS
+from .order_rule_drafts import MAX_EXCEPTION_SHARE, MIN_BROKEN_ROWS, drafted_numbers
 from .order_rules import declarations
+from .value_rules import check_listed
 
 __all__ = ["EqualWhen", "check_equal_when", "draft_equal_when", "parse_equal_when"]
 
@@ -146,12 +147,7 @@ def check_equal_when(rules, derived, categories):
             if col in derived:
                 raise ValueError(f"equal_when[{rule.column!r}]: column {col!r} is derived; "
                                  "the rule's three columns must be modelled.")
-        if rule.when in categories:
-            known = set(np.asarray(categories[rule.when], dtype=object).tolist())
-            unknown = [v for v in rule.values if v not in known]
-            if unknown:
-                raise ValueError(f"equal_when[{rule.column!r}]: {unknown!r} not among the "
-                                 f"values of column {rule.when!r}.")
+        check_listed(rule, rule.when, rule.values, categories)
 
 
 def draft_equal_when(X, domain, mark):
@@ -185,11 +181,7 @@ def draft_equal_when(X, domain, mark):
     >>> domain["principal"]["equal_when"]
     {'column': 'amount', 'when': 'status', 'values': ['Paid']}
     """
-    def number(e):
-        return not e.get("clock") and ("bounds" in e or "values" in e and all(
-            isinstance(v, (int, float)) and not isinstance(v, bool) for v in e["values"]))
-
-    numbers = [c for c, e in domain.items() if "derived" not in e and number(e)]
+    numbers = [c for c in drafted_numbers(domain) if not domain[c].get("clock")]
     listed = [c for c, e in domain.items() if "values" in e and len(e["values"]) >= 2]
     values = {c: float_values(X[c]) for c in numbers}
     codes = {c: pd.factorize(X[c], sort=True) for c in listed}  # missing: -1
@@ -204,10 +196,10 @@ def draft_equal_when(X, domain, mark):
             if c in (a, b):
                 continue
             code, uniques = codes[c]
-            held = _tied_codes(code, both, tie, len(uniques))
+            held, n_present = _tied_codes(code, both, tie, len(uniques))
             rows = both & np.isin(code, held)
             others = both & ~rows
-            if (not held.size or held.size == np.unique(code[both & (code >= 0)]).size
+            if (not held.size or held.size == n_present
                     or rows.sum() < MIN_CONDITION_SHARE * len(X)
                     or tie[others].sum() >= MAX_OTHER_TIE_SHARE * others.sum()
                     or rows.sum() * (1.0 - chance) < MIN_BROKEN_ROWS):
@@ -229,12 +221,14 @@ def _at_most(entry, column):
 
 def _tied_codes(code, both, tie, n_values):
     """The codes of the condition's values on whose rows holding both numbers they tie (but
-    ``MAX_EXCEPTION_SHARE``), each held by ``MIN_VALUE_ROWS`` such rows at least."""
+    ``MAX_EXCEPTION_SHARE``), each held by ``MIN_VALUE_ROWS`` such rows at least, and the
+    number of its values present on those rows."""
     inside = both & (code >= 0)
     count = np.bincount(code[inside], minlength=n_values)
     tied = np.bincount(code[inside], weights=tie[inside], minlength=n_values)
     allowed = np.floor(MAX_EXCEPTION_SHARE * count)
-    return np.flatnonzero((count >= MIN_VALUE_ROWS) & (count - tied <= allowed))
+    return (np.flatnonzero((count >= MIN_VALUE_ROWS) & (count - tied <= allowed)),
+            int(np.count_nonzero(count)))
 
 
 def _chance_tie(x, y):

@@ -23,7 +23,7 @@ from .order_rules import bound_text
 
 __all__ = ["EXCEPTION_EVIDENCE", "MAX_EXCEPTION_SHARE", "MIN_BROKEN_ROWS", "MIN_TIE_SHARE",
            "MIN_SUM_BREAK_SHARE", "MIN_TIE_SHARE_WITH_EXCEPTIONS", "SAME_SCALE_OVERLAP",
-           "draft_at_most"]
+           "draft_at_most", "drafted_numbers"]
 
 #: draft_at_most drafts ``a <= b`` only when a == b != 0 on at least this share of the
 #: rows holding both (a tie shows the columns count the same thing; an inequality
@@ -119,8 +119,7 @@ def draft_at_most(X, domain, mark):
     >>> domain["in_role"]["at_most"], "at_most" in domain["worked"]
     ('at_company', False)
     """
-    columns = [c for c, e in domain.items() if "bounds" in e or "values" in e and all(
-        isinstance(v, (int, float)) and not isinstance(v, bool) for v in e["values"])]
+    columns = drafted_numbers(domain)
     values = {c: float_values(X[c]) for c in columns}
     holds = {}
     for a, b, x, y in _present_pairs(columns, values):
@@ -144,8 +143,8 @@ def draft_at_most(X, domain, mark):
     whole = [c for c in columns if not domain[c].get("clock") and np.all(
         np.nan_to_num(values[c]) % 1 == 0)]
     at_least = {}
-    for a, b, x, y in _present_pairs(whole, values):
-        if whole.index(a) > whole.index(b) or not _ranges_overlap(x, y):
+    for a, b, x, y in _present_pairs(whole, values, itertools.combinations):
+        if not _ranges_overlap(x, y):
             continue
         upper, lower = _drafted_sum_limit(x, y), _drafted_sum_limit(-x, -y)
         if upper is not None:
@@ -157,10 +156,17 @@ def draft_at_most(X, domain, mark):
             domain[col].update({key: bounds[0] if len(bounds) == 1 else bounds, mark: True})
 
 
-def _present_pairs(columns, values):
-    """``(a, b, x, y)`` for each ordered pair of ``columns`` present together on at least
-    ``MIN_BROKEN_ROWS`` rows, ``x`` and ``y`` their values on those rows."""
-    for a, b in itertools.permutations(columns, 2):
+def drafted_numbers(domain):
+    """The numbers of a drafted domain: binned, or listed values all numbers (not booleans)."""
+    return [c for c, e in domain.items() if "bounds" in e or "values" in e and all(
+        isinstance(v, (int, float)) and not isinstance(v, bool) for v in e["values"])]
+
+
+def _present_pairs(columns, values, pairs=itertools.permutations):
+    """``(a, b, x, y)`` for each pair of ``columns`` (ordered: ``pairs`` is
+    ``itertools.permutations``; ``combinations``, ``a`` before ``b``) present together on at
+    least ``MIN_BROKEN_ROWS`` rows, ``x`` and ``y`` their values on those rows."""
+    for a, b in pairs(columns, 2):
         x, y = values[a], values[b]
         both = ~(np.isnan(x) | np.isnan(y))
         if both.sum() >= MIN_BROKEN_ROWS:

@@ -54,8 +54,8 @@ from ._number_spec import float_values
 from .order_rule_drafts import EXCEPTION_EVIDENCE, MAX_EXCEPTION_SHARE, MIN_BROKEN_ROWS
 from .order_rules import declarations
 
-__all__ = ["ValueRule", "check_declared_values", "draft_exactly_when", "draft_only_when",
-           "parse_exactly_when", "parse_only_when", "parse_value_rules"]
+__all__ = ["ValueRule", "check_declared_values", "check_listed", "draft_exactly_when",
+           "draft_only_when", "parse_exactly_when", "parse_only_when", "parse_value_rules"]
 
 #: draft_exactly_when drafts a rule only for a value held by at least this share of the
 #: rows, and with each of the other column's values held by at least MIN_VALUE_ROWS rows
@@ -226,12 +226,18 @@ def check_declared_values(rules, categories, missable=None):
                              "missing (declare it in handle_missing, or \"missing\": true in a "
                              "domain file), so the rule could never hold.")
         for col, values in ((rule.column, [rule.value]), (rule.given, rule.values)):
-            if col in categories and values:
-                known = set(np.asarray(categories[col], dtype=object).tolist())
-                unknown = [v for v in values if v not in known]
-                if unknown:
-                    raise ValueError(f"{rule.key}[{rule.column!r}]: {unknown!r} not among "
-                                     f"the values of column {col!r}.")
+            check_listed(rule, col, values, categories)
+
+
+def check_listed(rule, col, values, categories):
+    """ValueError naming ``rule``'s column when one of ``values`` is not among the listed
+    values of ``col`` (``categories``: column -> its listed values; others not checked)."""
+    if col in categories and values:
+        known = set(np.asarray(categories[col], dtype=object).tolist())
+        unknown = [v for v in values if v not in known]
+        if unknown:
+            raise ValueError(f"{rule.key}[{rule.column!r}]: {unknown!r} not among "
+                             f"the values of column {col!r}.")
 
 
 def draft_exactly_when(X, domain, mark):
