@@ -105,7 +105,8 @@ class BaseTableEncoding(TransformerMixin, BaseEstimator):
         check_sources(self.derived_, encoder.coders)
         self._set_encoder(encoder)
         check_declared_values(self.value_rules_, self.categories_,
-                              {c.name for c in encoder.coders if c.missing})
+                              {c.name for c in encoder.coders if c.missing},
+                              {c: (e[0], e[-1]) for c, e in self.bin_edges_.items()})
         check_equal_when(self.equal_when_, self.derived_, self.categories_)
 
         if not schema_only:

@@ -65,7 +65,9 @@ The rules, applied column by column:
   (:func:`~sklearn_privsyn.value_rules.draft_exactly_when`); a listed value found only
   beside a few values of another column, where the two independent would break that on
   many rows, ``"only_when"`` (a job role and its department:
-  :func:`~sklearn_privsyn.value_rules.draft_only_when`); a number equal to another on
+  :func:`~sklearn_privsyn.value_rules.draft_only_when`), or exactly within a range of a
+  number (no inquiry in 12 months: :func:`~sklearn_privsyn.value_rules.draft_exactly_between`,
+  after the others); a number equal to another on
   the rows holding a few values of a listed column, ``"equal_when"`` (a loan's principal
   repaid and its amount, when fully paid: :func:`~sklearn_privsyn.equal_when.draft_equal_when`);
 * a binned or derived number of floats that are not all whole, each written
@@ -170,7 +172,7 @@ def draft_domain(X, *, max_categories=DEFAULT_MAX_CATEGORIES, bins=DEFAULT_BINS,
     from .decimals import draft_decimals
     from .equal_when import draft_equal_when
     from .order_rule_drafts import draft_at_most
-    from .value_rules import draft_exactly_when, draft_only_when
+    from .value_rules import draft_exactly_between, draft_exactly_when, draft_only_when
 
     if not isinstance(X, pd.DataFrame):
         raise TypeError(f"X must be a DataFrame; got {type(X).__name__}.")
@@ -194,6 +196,7 @@ def draft_domain(X, *, max_categories=DEFAULT_MAX_CATEGORIES, bins=DEFAULT_BINS,
     draft_at_most(X, domain, MARK)
     draft_exactly_when(X, domain, MARK)
     draft_only_when(X, domain, MARK)
+    draft_exactly_between(X, domain, MARK)
     draft_equal_when(X, domain, MARK)
     draft_decimals(X, domain, MAX_DRAFT_DECIMALS)
     if read:

@@ -36,7 +36,9 @@ An object entry may also say
 * ``"at_least": bound`` (or a list), the same from below (``"12 - experience"``);
 * ``"exactly_when": {"value": v, "column": other, "values": [w, ...]}``: the
   column holds ``v`` exactly when ``other`` holds one of the ``w``; the
-  synthetic rows keep it (:mod:`sklearn_privsyn.value_rules`);
+  synthetic rows keep it (:mod:`sklearn_privsyn.value_rules`); with
+  ``"between": [lo, hi]`` (and maybe ``"missing": true``) in place of
+  ``"values"``, exactly when the number ``other`` is within them (or missing);
 * ``"equal_when": {"column": other, "when": c, "values": [v, ...]}`` on a
   number: it equals the number ``other`` on the rows where ``c`` holds one of
   the ``v``; decoding sets it so (:mod:`sklearn_privsyn.equal_when`);

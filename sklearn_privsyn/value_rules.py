@@ -22,7 +22,11 @@ implication may instead bound a number, ``{"value": v, "column": number,
 "between": [lo, hi]}`` (a job level only within its pay band), and either
 may tie a value to another column's missing values, ``{"value": v, "column":
 other, "missing": true}`` (a loan is an individual application exactly when
-its joint income is missing).
+its joint income is missing). Under ``exactly_when`` a range ties a value to
+it both ways, and with ``"missing": true`` beside ``"between"`` to a missing
+number too: a borrower has no credit inquiry in the last 12 months exactly
+when the last one was 13 to 24 months ago or there was none. The ruled column
+may then be a number itself (``"value": 0`` of a count).
 
 Examples
 --------
@@ -54,8 +58,9 @@ from ._number_spec import float_values
 from .order_rule_drafts import EXCEPTION_EVIDENCE, MAX_EXCEPTION_SHARE, MIN_BROKEN_ROWS
 from .order_rules import declarations
 
-__all__ = ["ValueRule", "check_declared_values", "check_listed", "draft_exactly_when",
-           "draft_only_when", "parse_exactly_when", "parse_only_when", "parse_value_rules"]
+__all__ = ["ValueRule", "check_declared_values", "check_listed", "draft_exactly_between",
+           "draft_exactly_when", "draft_only_when", "parse_exactly_when", "parse_only_when",
+           "parse_value_rules"]
 
 #: draft_exactly_when drafts a rule only for a value held by at least this share of the
 #: rows, and with each of the other column's values held by at least MIN_VALUE_ROWS rows
@@ -85,10 +90,12 @@ MIN_RANGE_SPAN_SHARE = 0.05
 class ValueRule:
     """``column == value`` exactly (``exactly=False``: only) when ``given`` is in ``values``.
 
-    With ``between=(lo, hi)`` (``only_when`` only), ``given`` is a number and
-    the rule reads ``column == value`` only when ``lo <= given <= hi`` (or
-    ``given`` is missing). With ``missing=True``, it reads ``column == value``
-    exactly (only) when ``given`` is missing.
+    With ``between=(lo, hi)``, ``given`` is a number: ``column == value`` only
+    when ``lo <= given <= hi`` (or ``given`` is missing); with
+    ``exactly=True``, exactly when ``lo <= given <= hi``, a missing ``given``
+    keeping the row either way, or, with ``missing=True`` too, exactly when
+    ``given`` is within the range or missing. With ``missing=True`` alone, it
+    reads ``column == value`` exactly (only) when ``given`` is missing.
     """
 
     column: object
@@ -117,7 +124,12 @@ class ValueRule:
     def __str__(self):
         if self.between is not None:
             lo, hi = self.between
-            return f"{self.column} == {self.value!r} only when {lo:g} <= {self.given} <= {hi:g}"
+            text = (f"{self.column} == {self.value!r} {'exactly' if self.exactly else 'only'} "
+                    f"when {lo:g} <= {self.given} <= {hi:g}")
+            if self.exactly:
+                text += (f" or {self.given} is missing" if self.missing
+                         else f" (a missing {self.given} keeps it)")
+            return text
         if self.missing:
             return (f"{self.column} == {self.value!r} {'exactly' if self.exactly else 'only'} "
                     f"when {self.given} is missing")
@@ -129,8 +141,11 @@ class ValueRule:
         left = frame[self.column].isin([self.value]).to_numpy()
         if self.between is not None:
             x = float_values(frame[self.given])
+            missing = np.isnan(x)
             with np.errstate(invalid="ignore"):
-                right = np.isnan(x) | ((x >= self.between[0]) & (x <= self.between[1]))
+                right = missing | ((x >= self.between[0]) & (x <= self.between[1]))
+            if self.exactly and not self.missing:
+                return missing | (left == right)
         elif self.missing:
             right = frame[self.given].isna().to_numpy()
         else:
@@ -170,14 +185,15 @@ def parse_value_rules(exactly_when, only_when, columns):
 def _parse(spec, columns, exactly):
     rules = []
     key = "exactly_when" if exactly else "only_when"
-    shapes = [{"value", "column", "values"}, {"value", "column", "missing"}] + (
-        [] if exactly else [{"value", "column", "between"}])
+    shapes = [{"value", "column", "values"}, {"value", "column", "missing"},
+              {"value", "column", "between"}] + (
+        [{"value", "column", "between", "missing"}] if exactly else [])
     for col, rule, where in declarations(spec, columns, key, "rule"):
         if not isinstance(rule, Mapping) or set(rule) not in shapes:
             raise ValueError(f"{where} must be {{\"value\": v, \"column\": other, "
-                             f"\"values\": [...]}}" + ("" if exactly else
-                                                       ", {\"value\": v, \"column\": other, "
-                                                       "\"between\": [lo, hi]}")
+                             "\"values\": [...]}, {\"value\": v, \"column\": other, "
+                             "\"between\": [lo, hi]}" + (" (and \"missing\": true)"
+                                                         if exactly else "")
                              + " or {\"value\": v, \"column\": other, \"missing\": true}"
                              + f"; got {rule!r}.")
         given = rule["column"]
@@ -185,14 +201,14 @@ def _parse(spec, columns, exactly):
             raise ValueError(f"{where}: {given!r} is not a column of the table.")
         if given == col:
             raise ValueError(f"{where}: a column cannot be ruled by itself.")
+        if "missing" in rule and rule["missing"] is not True:
+            raise ValueError(f"{where}: \"missing\" must be true (the rule ties the value "
+                             f"to {given!r} being missing); got {rule['missing']!r}.")
         if "between" in rule:
             rules.append(ValueRule(col, rule["value"], given, (), exactly,
-                                   _parse_between(rule["between"], where)))
+                                   _parse_between(rule["between"], where), "missing" in rule))
             continue
         if "missing" in rule:
-            if rule["missing"] is not True:
-                raise ValueError(f"{where}: \"missing\" must be true (the rule ties the value "
-                                 f"to {given!r} being missing); got {rule['missing']!r}.")
             rules.append(ValueRule(col, rule["value"], given, (), exactly, missing=True))
             continue
         values = rule["values"]
@@ -212,19 +228,27 @@ def _parse_between(between, where):
     return (float(between[0]), float(between[1]))
 
 
-def check_declared_values(rules, categories, missable=None):
+def check_declared_values(rules, categories, missable=None, bounds=None):
     """ValueError naming the column when a rule's value is not among a listed column's values.
 
     ``categories``: column -> its listed values (the workload's ``categories_``);
     columns not listed are not checked. ``missable``: the columns that may be
     missing, when known; a rule on another column's missing values needs it
-    among them.
+    among them. ``bounds``: number column -> ``(lo, hi)``, when known; a rule
+    on a number's value needs a number within them (the bounds are not named:
+    they may have been read from the data).
     """
     for rule in rules:
         if rule.missing and missable is not None and rule.given not in missable:
             raise ValueError(f"{rule.key}[{rule.column!r}]: column {rule.given!r} may not be "
                              "missing (declare it in handle_missing, or \"missing\": true in a "
                              "domain file), so the rule could never hold.")
+        if bounds is not None and rule.column in bounds:
+            lo, hi = bounds[rule.column]
+            v = rule.value
+            if isinstance(v, bool) or not isinstance(v, Real) or not lo <= v <= hi:
+                raise ValueError(f"{rule.key}[{rule.column!r}]: the value {v!r} is not a number "
+                                 "within the column's bounds, so the rule could never hold.")
         for col, values in ((rule.column, [rule.value]), (rule.given, rule.values)):
             check_listed(rule, col, values, categories)
 
@@ -429,6 +453,109 @@ def _drafted_ranges(left, right, entry):
         if broken >= max(MIN_BROKEN_ROWS, EXCEPTION_EVIDENCE * exceptions):
             found.append((_plain(v), _plain(lo), _plain(hi)))
     return found
+
+
+def draft_exactly_between(X, domain, mark):
+    """Add ``"exactly_when"`` with ``"between"`` (marked ``mark``) where a value fixes a range.
+
+    For a column ``b`` of the draft (listed or binned, never missing) and a
+    binned number ``a`` that none of ``b``'s rules names yet: ``b == v``
+    exactly when ``lo <= a <= hi`` (a borrower has no inquiry in the last 12
+    months exactly when the last was 13 to 24 months ago) is drafted when
+    ``v`` holds at least ``MIN_VALUE_SHARE`` of the rows, the rows with and
+    without ``v`` each hold ``a`` on ``MIN_VALUE_ROWS`` rows, the range spans
+    at least ``MIN_RANGE_SPAN_SHARE`` of ``a``'s values, at most
+    ``MAX_EXCEPTION_SHARE`` of the rows break it, and a table with ``a`` and
+    ``b`` independent would break it on ``EXCEPTION_EVIDENCE`` times as many
+    rows as the data do, and on ``MIN_BROKEN_ROWS``. With ``"missing": true``
+    (a missing ``a`` on ``v``'s side: no inquiry ever) when the rows where
+    ``a`` is missing keep that too; otherwise a missing ``a`` keeps the rule.
+    Read from the data: not covered by the privacy guarantee until reviewed.
+
+    Examples
+    --------
+    >>> import numpy as np, pandas as pd
+    >>> rng = np.random.default_rng(0)
+    >>> months = rng.integers(0, 25, 2000).astype(float)
+    >>> months[:300] = np.nan  # never an inquiry
+    >>> inquiries = np.where(months <= 12, rng.integers(1, 6, 2000), 0)
+    >>> X = pd.DataFrame({"inquiries": inquiries, "months": months})
+    >>> domain = {"inquiries": {"bounds": [0, 5]}, "months": {"bounds": [0, 24]}}
+    >>> draft_exactly_between(X, domain, "read_from_data")
+    >>> domain["inquiries"]["exactly_when"]
+    {'value': 0, 'column': 'months', 'between': [13.0, 24.0], 'missing': True}
+    """
+    numbers = {c: _sorted_present(X[c]) for c, e in domain.items() if "bounds" in e}
+    named = {(b, r["column"]) for b, e in domain.items()
+             for key in ("exactly_when", "only_when") for r in _entries(e.get(key))}
+    for b in [c for c, e in domain.items() if ("values" in e or "bounds" in e)
+              and not X[c].isna().any()]:
+        held = [(v, (X[b] == v).to_numpy()) for v, share in X[b].value_counts(
+            normalize=True).items() if share >= MIN_VALUE_SHARE
+            and ("values" not in domain[b] or _listed(domain[b], [v]))]
+        found = [rule for a, presorted in numbers.items()
+                 if a != b and (b, a) not in named and (a, b) not in named
+                 for rule in _exact_ranges(held, presorted, a)]
+        if found:
+            rules = _entries(domain[b].get("exactly_when")) + found
+            domain[b].update({"exactly_when": rules[0] if len(rules) == 1 else rules,
+                              mark: True})
+
+
+def _sorted_present(column):
+    """(the order that sorts a number's present values, those values, its missing mask)."""
+    x = float_values(column)
+    missing = np.isnan(x)
+    order = np.flatnonzero(~missing)
+    order = order[np.argsort(x[order], kind="stable")]
+    return order, x[order], missing
+
+
+def _exact_ranges(held, presorted, name):
+    """The rules ``b == v exactly when lo <= name <= hi`` the data hold, for each ``(v,
+    rows holding v)`` of ``held`` (see :func:`draft_exactly_between`)."""
+    order, values, missing = presorted
+    if values.size == 0:
+        return []
+    allowed = int(MAX_EXCEPTION_SHARE * len(missing))
+    found = []
+    for v, rows in held:
+        beside = rows[order]  # sorted values held beside v, and not
+        inside, outside = values[beside], values[~beside]
+        if min(inside.size, outside.size) < MIN_VALUE_ROWS:
+            continue
+        exceptions, lo, hi = _fewest_exceptions(inside, outside, allowed)
+        if exceptions > allowed or hi - lo < MIN_RANGE_SPAN_SHARE * (values[-1] - values[0]):
+            continue
+        p_in = (np.searchsorted(values, hi, "right") - np.searchsorted(values, lo, "left")) / (
+            values.size)
+        p_held = inside.size / values.size
+        broken = values.size * (p_held * (1 - p_in) + (1 - p_held) * p_in)
+        rule = {"value": _plain(v), "column": name, "between": [_plain(lo), _plain(hi)]}
+        apart = int(np.sum(missing & ~rows))  # a missing number without v
+        for flag, count in ((True, exceptions + apart), (False, exceptions)):
+            if flag and not (missing & rows).any():
+                continue
+            if count <= allowed and broken >= max(MIN_BROKEN_ROWS, EXCEPTION_EVIDENCE * count):
+                found.append({**rule, "missing": True} if flag else rule)
+                break
+    return found
+
+
+def _fewest_exceptions(inside, outside, allowed):
+    """``(exceptions, lo, hi)``: the range between two of the sorted ``inside`` values, at
+    most ``allowed`` of them left out, that the fewest rows break (``inside`` values
+    left out, sorted ``outside`` values within); ``allowed + 1`` exceptions when none
+    is broken by ``allowed`` rows or fewer."""
+    k = np.arange(min(allowed, inside.size - 1) + 1)
+    low = k - np.searchsorted(outside, inside[k], "left")
+    high = k + np.searchsorted(outside, inside[inside.size - 1 - k], "right")
+    if low.min() + high.min() > allowed:  # (the usual case: no range is close)
+        return allowed + 1, inside[0], inside[-1]
+    total = np.where(k[:, None] + k[None, :] <= k[-1], low[:, None] + high[None, :],
+                     np.iinfo(np.int64).max)
+    i, j = np.unravel_index(np.argmin(total), total.shape)
+    return int(total[i, j]), inside[i], inside[inside.size - 1 - j]
 
 
 def _listed(entry, values):
