@@ -352,16 +352,17 @@ def _drafted_missing(X, b, others):
 def draft_only_when(X, domain, mark):
     """Add ``"only_when"`` (marked ``mark``) where the data show a value implying others.
 
-    For listed columns ``b`` and ``a`` of the draft (not derived, never
-    missing, not already tied by ``exactly_when``; the rule's values among
-    the listed ones): ``b == v`` only when ``a``
+    For listed columns ``b`` and ``a`` of the draft (not derived, not already
+    tied by ``exactly_when``; the rule's values among the listed ones; either
+    may be missing on some rows): ``b == v`` only when ``a``
     is in ``S`` is drafted when ``v`` holds at least ``MIN_VALUE_SHARE`` of the
     rows, ``S`` is the values of ``a`` found beside ``v`` on at least
     ``MIN_VALUE_ROWS`` rows (at most ``MAX_GIVEN_VALUES`` of them), the others
-    beside it on at most ``MAX_EXCEPTION_SHARE`` of the rows holding ``v``, and a
+    (a missing ``a`` among them) beside it on at most ``MAX_EXCEPTION_SHARE`` of
+    the rows holding ``v``, and a
     table with ``a`` and ``b`` independent would break it on at least
     ``MIN_BROKEN_ROWS`` rows (so the data did not keep it by chance). For a
-    number ``a`` that ``b`` ranks (see :func:`_drafted_ranges`: a job level
+    number ``a`` that ``b`` (never missing) ranks (see :func:`_drafted_ranges`: a job level
     and its incomes), ``b == v`` only when ``lo <= a <= hi`` is drafted for
     each of its values. A column with several such values gets a list. Read
     from the data: not covered by the privacy guarantee until reviewed.
@@ -380,19 +381,19 @@ def draft_only_when(X, domain, mark):
     >>> domain["dept"]["only_when"][0]  # and the other way round
     {'value': 'sales', 'column': 'role', 'values': ['boss', 'rep']}
     """
-    listed = [c for c, e in domain.items() if "values" in e and not X[c].isna().any()]
-    tied = {(b, r["column"]) for b in listed for r in _entries(domain[b].get("exactly_when"))}
+    every = [c for c, e in domain.items() if "values" in e]
+    tied = {(b, r["column"]) for b in every for r in _entries(domain[b].get("exactly_when"))}
     drafted = {}
-    for b, a in itertools.permutations(listed, 2):
+    for b, a in itertools.permutations(every, 2):
         if (b, a) in tied or (a, b) in tied:
             continue
         left, right = X[b], X[a]
-        shares = right.value_counts(normalize=True)
+        shares = right.value_counts(normalize=True, dropna=False)
         for v, share in left.value_counts(normalize=True).items():
             if share < MIN_VALUE_SHARE:
                 break
-            counts = right[left == v].value_counts()
-            inside = (counts >= MIN_VALUE_ROWS).to_numpy()
+            counts = right[left == v].value_counts(dropna=False)  # (missing: an exception)
+            inside = ((counts >= MIN_VALUE_ROWS) & counts.index.notna()).to_numpy()
             given = counts.index[inside]  # (labels, never a mask: values may be booleans)
             if len(given) > MAX_GIVEN_VALUES or (
                     counts[~inside].sum() > MAX_EXCEPTION_SHARE * counts.sum()):
@@ -405,6 +406,7 @@ def draft_only_when(X, domain, mark):
                 "value": _plain(v), "column": a,
                 "values": sorted((_plain(w) for w in given), key=str)})
     numbers = [c for c, e in domain.items() if "bounds" in e]
+    listed = [c for c in every if not X[c].isna().any()]
     for b, a in itertools.product(listed, numbers):
         for v, lo, hi in _drafted_ranges(X[b], X[a], domain[b]):
             drafted.setdefault(b, []).append({"value": v, "column": a, "between": [lo, hi]})
