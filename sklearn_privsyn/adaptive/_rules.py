@@ -119,6 +119,11 @@ GRAPHICAL_ITER_FACTOR = 5
 # 2 sd is at most ZERO_MAX_MASS (so a real cell wrongly zeroed holds little).
 GRAPHICAL_ZERO_TEST = 2.0
 ZERO_MAX_MASS = 0.01
+# A value whose every cell of a marginal tests empty keeps its cells beside the most
+# common combinations of the other columns, those holding this share of their noisy mass
+# (a rare country beside the common races and occupations): each kept cell is one more
+# that the fit fills with positive noise.
+ZERO_KEPT_MASS = 0.9
 
 
 def all_at_once_sd(n, rho, n_marginals):
@@ -356,11 +361,14 @@ def structural_zeros(noisy, sd, z, max_mass=ZERO_MAX_MASS):
     ``max_mass``: a real cell wrongly zeroed then holds little mass, while
     at a thin budget, where small real cells are below ``z`` sd too, the
     fit keeps them. In a table of two or more columns, a value whose every
-    cell tests empty keeps them all: the test removes combinations, never a
-    value (a value held by 3% of the rows, spread over ten bins of another
-    column, has every cell below 2 sd of a precise 2-way measurement, and
-    zeroed they would leave it out of every row, whatever its 1-way share).
-    Reads only noisy answers and their public sd.
+    cell tests empty keeps the cells beside the most common combinations of
+    the other columns (those holding ``ZERO_KEPT_MASS`` of their noisy mass):
+    the test removes combinations, never a value (a value held by 3% of the
+    rows, spread over ten bins of another column, has every cell below 2 sd
+    of a precise 2-way measurement, and zeroed they would leave it out of
+    every row, whatever its 1-way share), and a rare value is not spread over
+    rare combinations, each filled by the fit with positive noise. Reads only
+    noisy answers and their public sd.
 
     Examples
     --------
@@ -372,17 +380,35 @@ def structural_zeros(noisy, sd, z, max_mass=ZERO_MAX_MASS):
     >>> table = np.array([[0.2, 0.001, 0.1], [0.006, 0.001, 0.007], [0.2, 0.3, 0.001]])
     >>> structural_zeros(table, 0.004, 2.0).astype(int).tolist()  # the second value stays
     [[0, 1, 0], [0, 0, 0], [0, 0, 1]]
+    >>> table = np.array([[0.6, 0.3, 0.02], [0.001, 0.002, 0.0], [0.04, 0.02, 0.017]])
+    >>> structural_zeros(table, 0.004, 2.0).astype(int).tolist()  # beside the common two
+    [[0, 0, 0], [0, 0, 1], [0, 0, 0]]
     """
     noisy = np.asarray(noisy, dtype=float)
     sd = np.broadcast_to(np.asarray(sd, dtype=float), noisy.shape)
     zeros = (noisy < z * sd) & (z * sd <= max_mass)
     if zeros.ndim < 2:
         return zeros
-    whole = np.zeros_like(zeros)
+    kept = np.zeros_like(zeros)
     for axis in range(zeros.ndim):
         others = tuple(a for a in range(zeros.ndim) if a != axis)
-        whole |= np.expand_dims(zeros.all(axis=others), others)
-    return zeros & ~whole
+        empty = zeros.all(axis=others)
+        if empty.any():
+            common = _common(np.clip(noisy, 0.0, None).sum(axis=axis))
+            kept |= np.expand_dims(empty, others) & np.expand_dims(common, axis)
+    return zeros & ~kept
+
+
+def _common(mass):
+    """The fewest cells of ``mass`` (largest first) holding ``ZERO_KEPT_MASS`` of it."""
+    flat = mass.ravel()
+    order = np.argsort(-flat, kind="stable")
+    total = flat.sum()
+    count = 1 if total <= 0 else int(np.searchsorted(np.cumsum(flat[order]),
+                                                     ZERO_KEPT_MASS * total)) + 1
+    common = np.zeros(flat.size, dtype=bool)
+    common[order[:count]] = True
+    return common.reshape(mass.shape)
 
 
 def pair_zeros_apply(n_columns):
