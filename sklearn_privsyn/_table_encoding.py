@@ -106,7 +106,7 @@ class BaseTableEncoding(TransformerMixin, BaseEstimator):
         self._set_encoder(encoder)
         check_declared_values(self.value_rules_, self.categories_,
                               {c.name for c in encoder.coders if c.missing},
-                              {c: (e[0], e[-1]) for c, e in self.bin_edges_.items()})
+                              self._number_bounds())
         check_equal_when(self.equal_when_, self.derived_, self.categories_)
 
         if not schema_only:
@@ -114,6 +114,12 @@ class BaseTableEncoding(TransformerMixin, BaseEstimator):
             encoder.encode(X)
 
         return X.shape[0] if n_rows is None else n_rows
+
+    def _number_bounds(self):
+        """``{column: (lo, hi)}`` of the binned numbers but clocks (whose edges are minutes,
+        their values HHMM)."""
+        return {name: (edges[0], edges[-1]) for name, edges in self.encoder_.bin_edges.items()
+                if name not in (self.clocks or ())}
 
     @property
     def rules_(self):
@@ -205,9 +211,7 @@ class BaseTableEncoding(TransformerMixin, BaseEstimator):
             if rule.column in frame:
                 frame[rule.column] = rule.apply(frame)
         # derived columns from the rounded sources; within the bounds (clocks: in minutes)
-        round_columns(frame, self.decimals_, bounds={
-            name: (edges[0], edges[-1]) for name, edges in self.encoder_.bin_edges.items()
-            if name not in (self.clocks or ())})
+        round_columns(frame, self.decimals_, bounds=self._number_bounds())
         if not self.derived_ and wanted is None:
             return frame
         for name, column in self.derived_.items():  # a formula's derived sources first

@@ -234,9 +234,9 @@ def check_declared_values(rules, categories, missable=None, bounds=None):
     ``categories``: column -> its listed values (the workload's ``categories_``);
     columns not listed are not checked. ``missable``: the columns that may be
     missing, when known; a rule on another column's missing values needs it
-    among them. ``bounds``: number column -> ``(lo, hi)``, when known; a rule
-    on a number's value needs a number within them (the bounds are not named:
-    they may have been read from the data).
+    among them. ``bounds``: number column -> ``(lo, hi)``, when known (clocks
+    not among them); a rule on a number's value needs a number within them
+    (the bounds are not named: they may have been read from the data).
     """
     for rule in rules:
         if rule.missing and missable is not None and rule.given not in missable:

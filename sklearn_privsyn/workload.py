@@ -179,10 +179,10 @@ class QueryWorkload(BaseTableEncoding):
         list of these): the column holds ``v`` exactly when ``other`` holds
         one of the ``w`` (an occupation not known exactly when there is no
         work), kept by every estimator's ``sample``
-        (:mod:`sklearn_privsyn.value_rules`); ``{"value": v, "column": other,
-        "missing": True}`` in place of ``"values"``: exactly when ``other`` (a
-        column in ``handle_missing``) is missing (an individual application
-        has no joint income). Public knowledge, no budget.
+        (:mod:`sklearn_privsyn.value_rules`); ``"missing": True`` in place of
+        ``"values"``: exactly when ``other`` (in ``handle_missing``) is missing (an
+        individual application has no joint income); ``"between": [lo, hi]`` (maybe
+        with ``"missing": True``): when the number ``other`` is within (or missing).
     only_when : dict, default=None
         Column -> ``{"value": v, "column": other, "values": [w, ...]}`` (or a
         list of these): the column holds ``v`` only when ``other`` holds one

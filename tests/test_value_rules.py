@@ -659,3 +659,14 @@ def test_draft_domain_drafts_an_exact_range_once_after_the_other_rules():
         draft = draft_domain(X)
     assert draft["inquiries"]["exactly_when"]["column"] == "months"
     assert "exactly_when" not in draft["months"]  # no rule back the other way
+
+
+def test_an_exact_range_on_a_clock_reads_its_value_as_a_time_of_day():
+    # a clock's bins are in minutes (0 to 1440) and its values HHMM: 23:00 is within it
+    rng = np.random.default_rng(0)
+    X = pd.DataFrame({"t": rng.integers(0, 24, 500) * 100 + rng.integers(0, 60, 500),
+                      "late": rng.integers(0, 60, 500).astype(float)})
+    rule = {"t": {"value": 2300, "column": "late", "between": [0, 10]}}
+    wl = QueryWorkload(bounds={"t": (0, 2400), "late": (0, 60)}, bins={"t": 24},
+                       clocks=["t"], exactly_when=rule, k=1).fit(X)
+    assert wl.value_rules_ == parse_exactly_when(rule, ["t", "late"])
