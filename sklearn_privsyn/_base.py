@@ -63,8 +63,8 @@ class BaseSynthesizer(BaseEstimator):
         masses, bins of similar mass, the shape inside each bin; see
         :mod:`sklearn_privsyn.numbers`); 0 when there was none to measure.
     number_measurements_ : dict
-        Column -> the noisy tree levels and candidate counts measured (a DP
-        output); empty when nothing was measured.
+        Column -> the noisy tree levels, candidate counts and round levels
+        measured (a DP output); empty when nothing was measured.
     number_noise_ : dict
         Column -> the noise sd of its measured counts (fractions of the rows):
         the same for every column, or, with columns that may be missing,
@@ -263,7 +263,8 @@ class BaseSynthesizer(BaseEstimator):
                   if isinstance(c, BinnedCoder) and c.edges[-1] > c.edges[0]]
         # a subclass without the parameter plans with rho_ and measures no numbers
         share = getattr(self, "number_share", 0.0)
-        plan = plan_numbers(coders, n, self.rho_, share, self._measured_marginals(n))
+        plan = plan_numbers(coders, n, self.rho_, share, self._measured_marginals(n),
+                            getattr(workload, "decimals_", None))
         self.number_measurements_, self.number_noise_, self.number_missing_ = {}, {}, {}
         if plan is None:
             self.number_share_ = 0.0
@@ -272,14 +273,18 @@ class BaseSynthesizer(BaseEstimator):
         (number_rng,) = rng.spawn(1)
         by_name = {c.name: c for c in coders}
         noisy = measure_numbers(plan, rows, n, self.ledger_, number_rng)
-        refined = {g.name: refine_coder(by_name[g.name], g, *noisy[g.name][:3])
-                   for g in plan.grids}
+        refined = {}
+        for g in plan.grids:
+            levels, candidates, rounds, sd, _ = noisy[g.name]
+            refined[g.name] = refine_coder(by_name[g.name], g, levels, candidates, sd,
+                                           round_shares=rounds)
         workload._replace_coders(refined)
-        self.number_measurements_ = {name: np.concatenate([*levels, candidates])
-                                     for name, (levels, candidates, _, _) in noisy.items()}
-        self.number_noise_ = {name: sd for name, (_, _, sd, _) in noisy.items()}
+        self.number_measurements_ = {name: np.concatenate([*levels, candidates, rounds])
+                                     for name, (levels, candidates, rounds, _, _)
+                                     in noisy.items()}
+        self.number_noise_ = {name: sd for name, (_, _, _, sd, _) in noisy.items()}
         self.number_missing_ = {name: missing_share(levels, sd, present)
-                                for name, (levels, _, sd, present) in noisy.items()
+                                for name, (levels, _, _, sd, present) in noisy.items()
                                 if present is not None}
         self.number_share_ = plan.share
         self.synthesis_rho_ = self.ledger_.rho_remaining

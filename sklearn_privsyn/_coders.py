@@ -448,7 +448,12 @@ class BinnedCoder(ColumnCoder):
         is_point = codes >= self.n_bins
         bins = np.where(is_point, 0, codes)
         if self.sampler is not None:
-            values = self.sampler.sample(bins, u, uniform(rng, codes.shape))
+            v = uniform(rng, codes.shape)
+            rounds = ()
+            if self.sampler.rounds:  # which level of round numbers, then which one
+                rounds = (uniform(rng, codes.shape),
+                          uniform(rng, (self.sampler.round_tries,) + codes.shape))
+            values = self.sampler.sample(bins, u, v, *rounds)
         elif self.step is not None:
             values = self._uniform_on_grid(bins, u)
         else:

@@ -10,10 +10,12 @@ a domain file); ``sample(n)`` rounds the column's values to it, and a derived
 column computed from rounded sources (a total of amounts in cents) is rounded
 to its own.
 
-It only writes the values: the bins, the measurements and the fit are those
-of the column without it (unlike a ``step``, which also sets the grid that
-the numbers' measurement counts values on), so it costs no budget and
-changes no count: post-processing.
+It only writes the values: the bins and the fit are those of the column
+without it (unlike a ``step``, which also sets the grid that the numbers'
+measurement counts values on), and rounding costs no budget: post-processing.
+Its last decimal is, like a step, the finest grid of the column's round
+numbers, whose levels the numbers' measurement counts
+(:func:`~sklearn_privsyn.numbers.round_levels`).
 
 Examples
 --------

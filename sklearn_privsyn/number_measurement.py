@@ -27,16 +27,20 @@ __all__ = [
     "LEVELS_MIN",
     "NOISE_MAX",
     "PRESENT_FLOOR_SD",
+    "ROUND_NOISE",
     "SHARE_MAX",
     "SHARE_MIN",
     "NumberGrid",
     "NumberPlan",
     "default_number_share",
+    "is_multiple",
+    "level_of",
     "measure_numbers",
     "missing_share",
     "number_counts",
     "numbers_sensitivity",
     "plan_numbers",
+    "round_levels",
     "present_noise",
     "round_grid_values",
 ]
@@ -50,6 +54,11 @@ LEVELS_MAX = 10
 LEVELS_EXACT_MAX = 13
 #: Shallowest tree of a grid of cells.
 LEVELS_MIN = 3
+#: Noise sd of the round levels' counts relative to a tree node's. A level of round
+#: numbers matters when it holds a large share of a column (a fifth of the incomes are
+#: ten thousands); a tree node splits shares of ``2**-L``: twice the node's noise costs a
+#: quarter of a partition.
+ROUND_NOISE = 2.0
 #: Bounds of the default share of the budget.
 SHARE_MIN, SHARE_MAX = 0.05, 0.25
 #: The default measures nothing when its noise sd (a fraction of the rows) would exceed
@@ -91,6 +100,50 @@ def _round_numbers(lo, hi, step):
     return values
 
 
+def round_levels(resolution, lo, hi):
+    """The nested grids of round numbers of a column: ``resolution``, then ``1`` and ``5`` times
+    powers of ten that are multiples of the one before, up to the largest bound's magnitude.
+
+    Empty when the column has no resolution (a float with neither step nor decimals) or
+    no round number above it (a step of 3).
+
+    Examples
+    --------
+    >>> from sklearn_privsyn.numbers import round_levels
+    >>> round_levels(0.01, 0, 120)
+    (0.01, 0.05, 0.1, 0.5, 1.0, 5.0, 10.0, 50.0, 100.0)
+    >>> round_levels(3.0, 0, 1000)
+    ()
+    """
+    if resolution is None or not resolution > 0:
+        return ()
+    span = max(abs(lo), abs(hi))
+    chain = [float(resolution)]
+    k = int(math.floor(math.log10(resolution)))
+    while True:
+        for m in (1.0, 5.0):
+            g = float(round_grid_values(m * 10.0**k))
+            if g > span:
+                return tuple(chain) if len(chain) > 1 else ()
+            ratio = g / chain[-1]
+            if g > chain[-1] and abs(ratio - round(ratio)) < 1e-9:
+                chain.append(g)
+        k += 1
+
+
+def is_multiple(values, grid):
+    """Whether each value is a multiple of ``grid`` (to a millionth of it)."""
+    q = np.asarray(values, float) / grid
+    return np.abs(q - np.round(q)) < 1e-6
+
+
+def level_of(values, heaps):
+    """Index in ``heaps`` of the coarsest grid each value is a multiple of (0 if none)."""
+    level = np.zeros(len(values), dtype=np.intp)
+    for i, g in enumerate(heaps[1:], start=1):
+        level[is_multiple(values, g)] = i
+    return level
+
 
 @dataclass(frozen=True)
 class NumberGrid:
@@ -116,6 +169,10 @@ class NumberGrid:
     clock : bool
         Whether the column holds times of day written HHMM, counted in minutes
         (:mod:`sklearn_privsyn.clock`); the grid is in minutes, as its coder's bins.
+    heaps : tuple of float
+        The nested grids of round numbers (:func:`round_levels`) whose histogram (each
+        value counted at the coarsest one it is a multiple of) is measured, grids of
+        cells only; empty for none.
     """
 
     name: object
@@ -127,10 +184,15 @@ class NumberGrid:
     exact: bool
     candidates: np.ndarray
     clock: bool = False  # the column holds HHMM times, counted in minutes
+    heaps: tuple = ()
 
     @classmethod
-    def of(cls, name, lo, hi, step, levels, points=()):
-        """The grid of a column: its step grid value by value when small enough, else cells."""
+    def of(cls, name, lo, hi, step, levels, points=(), resolution=None):
+        """The grid of a column: its step grid value by value when small enough, else cells.
+
+        A grid of cells of a column with a ``resolution`` (its step, or the
+        value of its last decimal) also measures how round its values are.
+        """
         if step is not None:
             first = math.ceil(lo / step - 1e-9) * step
             count = int(math.floor((hi - first) / step + 1e-9)) + 1
@@ -141,17 +203,23 @@ class NumberGrid:
         candidates = np.union1d(_round_numbers(lo, hi, step),
                                 np.asarray(points, dtype=float))
         return cls(name, float(lo), float(hi), step, int(levels), 2**int(levels), False,
-                   candidates)
+                   candidates, heaps=round_levels(step or resolution, lo, hi))
 
     @property
     def n_partitions(self):
-        """Partitions of the rows measured: the levels below the root, and the candidates."""
-        return self.levels + (0 if self.exact else 1)
+        """Partitions of the rows measured, each weighted by its noise's inverse variance
+        relative to a tree node's: the levels below the root and the candidates (1 each),
+        the round levels (``1 / ROUND_NOISE**2``)."""
+        return self.levels + (0 if self.exact else 1) + (ROUND_NOISE**-2 if self.heaps else 0)
+
+    def noise_scale(self):
+        """Each entry's noise sd relative to a tree node's (1, or ``ROUND_NOISE``)."""
+        return np.r_[np.ones(self.size - len(self.heaps)), np.full(len(self.heaps), ROUND_NOISE)]
 
     @property
     def size(self):
         """Length of this column's part of the measured vector."""
-        return 2 ** (self.levels + 1) - 1 + len(self.candidates)
+        return 2 ** (self.levels + 1) - 1 + len(self.candidates) + len(self.heaps)
 
     @property
     def width(self):
@@ -189,25 +257,32 @@ class NumberGrid:
             index = np.minimum(index, len(self.candidates) - 1)
             hit = self.candidates[index] == values
             parts.append(np.bincount(index[hit], minlength=len(self.candidates)))
+        if self.heaps:
+            parts.append(np.bincount(level_of(values, self.heaps), minlength=len(self.heaps)))
         return np.concatenate(parts).astype(np.int64)
 
     def split(self, vector):
-        """(levels, candidates) of this column's part of the vector."""
+        """(levels, candidates, round levels) of this column's part of the vector."""
         levels, start = [], 0
         for level in range(self.levels + 1):
             levels.append(vector[start:start + 2**level])
             start += 2**level
-        return levels, vector[start:]
+        end = start + len(self.candidates)
+        return levels, vector[start:end], vector[end:]
 
 
 def numbers_sensitivity(grids, n):
-    """L2 sensitivity of all the grids' counts (fractions of ``n``) under replace-one neighbours.
+    """L2 sensitivity of all the grids' counts (fractions of ``n``, each divided by its
+    :meth:`NumberGrid.noise_scale`) under replace-one neighbours.
 
     A row that changes moves one unit between two nodes of each level below
-    the root and between two candidates: ``2 (L + c)`` in squares for a column
-    of ``L`` levels and ``c`` (0 or 1) candidate lists. A missing value that
-    becomes present adds one to a node of every level, root included, and to
-    at most one candidate: ``L + 1 + c``, never more.
+    the root, between two candidates and between two round levels (whose
+    counts are divided by ``ROUND_NOISE``): ``2 (L + c + h / ROUND_NOISE**2)``
+    in squares for a column of ``L`` levels, ``c`` (0 or 1) candidate lists
+    and ``h`` (0 or 1) histograms of round levels. A missing value that
+    becomes present adds one to a node of every level, root included, to at
+    most one candidate and to one round level: ``L + 1 + c + h /
+    ROUND_NOISE**2``, never more.
 
     Examples
     --------
@@ -280,7 +355,7 @@ def _plan_sigma(grids, n, rho, share, n_marginals):
     return gaussian_sigma(numbers_sensitivity(grids, n), s * rho * (1.0 - _BUDGET_MARGIN))
 
 
-def plan_numbers(coders, n, rho, share, n_marginals):
+def plan_numbers(coders, n, rho, share, n_marginals, decimals=None):
     """The grids of the binned columns and the Gaussian noise of their one measurement.
 
     Only public quantities enter: the coders (bounds, steps, points), ``n``,
@@ -299,6 +374,9 @@ def plan_numbers(coders, n, rho, share, n_marginals):
         :func:`default_number_share`.
     n_marginals : int
         Workload marginals (for the default share).
+    decimals : dict, optional
+        Declared decimals of columns without a step: the value of their last
+        decimal is the finest grid of their round numbers (:func:`round_levels`).
 
     Returns
     -------
@@ -309,8 +387,12 @@ def plan_numbers(coders, n, rho, share, n_marginals):
     """
     if not coders or (share != "auto" and share == 0):
         return None
-    grids = [replace(NumberGrid.of(c.name, c.edges[0], c.edges[-1], c.step, LEVELS_MAX,
-                                   c.points), clock=c.clock) for c in coders]
+    decimals = decimals or {}
+    grids = [NumberGrid.of(c.name, c.edges[0], c.edges[-1], c.step, LEVELS_MAX, c.points,
+                           _resolution(decimals.get(c.name)))
+             for c in coders]
+    # a clock's grid is in minutes: its round numbers would not be those of HHMM
+    grids = [replace(g, clock=True, heaps=()) if c.clock else g for g, c in zip(grids, coders)]
     if any(g.lo == g.hi for g in grids):
         grids = [g for g in grids if g.lo < g.hi]
         if not grids:
@@ -342,6 +424,10 @@ def plan_numbers(coders, n, rho, share, n_marginals):
     return NumberPlan(tuple(grids), s, sensitivity, sigma, total, missable, present_sigma,
                       gaussian_mechanism_rho(present_sensitivity, present_sigma),
                       present_sensitivity)
+
+
+def _resolution(decimals):
+    return None if decimals is None else float(round_grid_values(10.0**-decimals))
 
 
 def _column_counts(frame, grids):
@@ -389,8 +475,9 @@ def present_noise(plan, present, n):
     sum over every node of its variance relative to its column's present
     rows, ``sum_c T_c (sigma_c / p_c)**2`` for ``T_c`` partitions; with every
     ``p`` equal to 1 it is the plan's equal noise. Returns
-    ``(sigmas, sensitivity)``: the sd of each grid and the L2 sensitivity of
-    the counts divided by them (their Gaussian then has noise sd 1).
+    ``(sigmas, sensitivity)``: the sd of each grid's tree nodes and the L2
+    sensitivity of the counts divided by their noise sd (each grid's sd times
+    its :meth:`NumberGrid.noise_scale`; their Gaussian then has noise sd 1).
 
     Examples
     --------
@@ -431,26 +518,36 @@ def measure_numbers(plan, rows, n, ledger, rng):
     each grid's noise (:func:`present_noise`); two charges then, both
     ``number_histogram``. Returns the noisy vector split per column with its
     noise sd and, for a missable column, its noisy present count with that
-    count's sd (None otherwise): ``{column: (levels, candidates, sigma, present)}``.
+    count's sd (None otherwise):
+    ``{column: (levels, candidates, round_levels, sigma, present)}``.
+
+    Every column's trees and candidates come first in the noise's order, the
+    round levels after them: the trees' noise is the same draw with or
+    without round levels.
     """
     # PRIVATE: the true counts, read only by the Gaussian mechanisms below
     true = number_counts(plan.grids, rows).astype(float) / n
     sizes = [g.size for g in plan.grids]
     starts = np.cumsum([0] + sizes)
+    present = None
     if any(plan.missable):
         roots = true[starts[:-1][np.asarray(plan.missable, bool)]]  # root: present rows
         ledger.charge("number_histogram", plan.present_rho)
         noisy_roots = number_histogram(roots, plan.present_sensitivity, plan.present_sigma,
                                        rng)
         sigmas, sensitivity = present_noise(plan, _present_shares(plan, noisy_roots), n)
-        scale = np.repeat(sigmas, sizes)
-        ledger.charge("number_histogram", gaussian_mechanism_rho(sensitivity, 1.0))
-        noisy = number_histogram(true / scale, sensitivity, 1.0, rng) * scale
         present = iter(noisy_roots)
     else:
         sigmas = np.full(len(plan.grids), plan.sigma)
-        ledger.charge("number_histogram", plan.rho)
-        noisy = number_histogram(true, plan.sensitivity, plan.sigma, rng)
+        sensitivity = plan.sensitivity / plan.sigma
+    scale = np.concatenate([g.noise_scale() * sd for g, sd in zip(plan.grids, sigmas)])
+    rounds = np.concatenate([np.arange(a, b) >= b - len(g.heaps)
+                             for g, a, b in zip(plan.grids, starts[:-1], starts[1:])])
+    order = np.r_[np.flatnonzero(~rounds), np.flatnonzero(rounds)]
+    ledger.charge("number_histogram", gaussian_mechanism_rho(sensitivity, 1.0))
+    noisy = np.empty_like(true)
+    noisy[order] = number_histogram(true[order] / scale[order], sensitivity, 1.0, rng)
+    noisy *= scale
     missable = plan.missable or (False,) * len(plan.grids)
     return {g.name: (*g.split(noisy[a:b]), float(sd),
                      (float(next(present)), plan.present_sigma) if m else None)

@@ -26,12 +26,15 @@ a column (its domain size, which plans the workload) never grows: private
 points take the place of bins.
 
 Privacy: under replace-one neighbours a changed row moves one unit between
-two nodes of every level of a column's tree, and between two candidates (or
-adds one to a node of every level, the root included, and to at most one
-candidate, when a missing value becomes present), so the vector of all
-columns' counts, as fractions of ``n``, has L2 sensitivity
-``sqrt(sum_j 2 (L_j + c_j)) / n`` with ``c_j = 1`` for a column with
-candidates (:func:`numbers_sensitivity`). The mechanism,
+two nodes of every level of a column's tree, between two candidates and
+between two round levels (or adds one to a node of every level, the root
+included, to at most one candidate and to one round level, when a missing
+value becomes present); the round levels get ``ROUND_NOISE`` times a tree
+node's noise, so the vector of all columns' counts, as fractions of ``n``
+and each divided by its noise's scale, has L2 sensitivity
+``sqrt(sum_j 2 (L_j + c_j + h_j / ROUND_NOISE**2)) / n`` with ``c_j = 1``
+for a column with candidates, ``h_j = 1`` for one with round levels
+(:func:`numbers_sensitivity`). The mechanism,
 :func:`~sklearn_privsyn.privacy.number_histogram`, is charged to the ledger as
 ``"number_histogram"``. The derivation of the defaults is in
 ``docs/numbers.rst``.
@@ -45,8 +48,9 @@ decodes with it) and re-exports the mechanism's names.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, field, replace
 from statistics import NormalDist
+from typing import ClassVar
 
 import numpy as np
 
@@ -59,11 +63,14 @@ from .number_measurement import (  # noqa: F401
     LEVELS_MIN,
     NOISE_MAX,
     PRESENT_FLOOR_SD,
+    ROUND_NOISE,
     SHARE_MAX,
     SHARE_MIN,
     NumberGrid,
     NumberPlan,
     default_number_share,
+    is_multiple,
+    level_of,
     measure_numbers,
     missing_share,
     number_counts,
@@ -71,6 +78,7 @@ from .number_measurement import (  # noqa: F401
     plan_numbers,
     present_noise,
     round_grid_values,
+    round_levels,
 )
 
 __all__ = [
@@ -85,6 +93,8 @@ __all__ = [
     "plan_numbers",
     "present_noise",
     "refine_coder",
+    "round_chances",
+    "round_levels",
 ]
 
 #: A value is a point mass only with at least this estimated share of the rows.
@@ -97,6 +107,8 @@ PRUNE_SD = 1.0
 SPLIT_SD = 2.0
 #: A value of a grid of values is a point only with this many times each neighbour's share.
 SPIKE_RATIO = 2.0
+#: Draws of a round number before a value that keeps landing on points stays where it is.
+ROUND_TRIES = 4
 
 
 def consistent_levels(levels):
@@ -185,6 +197,16 @@ class InBinSampler:
         The step grid of the column.
     top : float
         The column's upper bound: an interval ending there includes it.
+    rounds : tuple
+        ``(grid, coarser, chance)`` of each level of round numbers
+        (:func:`round_chances`): a value drawn inside an interval may move to
+        a multiple of ``grid`` (not of ``coarser``, unless 0) near it in its
+        bin (:func:`round_number_near`); none there, it stays.
+    points : ndarray
+        Values a round number never moves to (the column's points).
+    bin_chances : ndarray
+        The chance of each level in each bin that has pieces (bins in order),
+        from ``rounds`` by :meth:`with_rounds`.
     """
 
     bins: np.ndarray
@@ -193,6 +215,10 @@ class InBinSampler:
     cumulative: np.ndarray
     step: float | None
     top: float
+    rounds: tuple = ()
+    points: np.ndarray = field(default_factory=lambda: np.zeros(0))
+    bin_chances: np.ndarray = field(default_factory=lambda: np.zeros((0, 0)))
+    round_tries: ClassVar[int] = ROUND_TRIES
 
     @classmethod
     def from_pieces(cls, bins, lo, hi, mass, step, top):
@@ -219,19 +245,159 @@ class InBinSampler:
         """Whether each of ``n_bins`` bins has a piece."""
         return np.isin(np.arange(n_bins), self.bins)
 
-    def sample(self, codes, u, v):
-        """Values of bin codes from two uniform arrays ``u`` (which piece) and ``v`` (where)."""
+    def with_rounds(self, rounds, points, bin_mass):
+        """A copy that moves values to round numbers (:func:`round_chances`).
+
+        A level's round numbers serve a share of each bin's width (their number
+        there, points left out, times their mean spacing; at most all of it):
+        a bin's chance of the level is the level's chance in proportion to it,
+        over the bins' masses ``bin_mass`` (by bin code) the same on the whole.
+        """
+        points = np.asarray(points, float)
+        rounds = tuple(rounds)
+        codes, span_lo, span_hi = self._spans()
+        width = np.maximum(span_hi - span_lo, 1e-300)
+        mass = np.asarray(bin_mass, float)[codes]
+        chances = np.zeros((len(codes), len(rounds)))
+        for i, (grid, coarser, chance) in enumerate(rounds):
+            upper = np.where(span_hi >= self.top, np.floor(span_hi / grid + 1e-9),
+                             np.ceil(span_hi / grid - 1e-9) - 1)
+            count = upper - np.ceil(span_lo / grid - 1e-9) + 1
+            spacing = grid
+            if coarser:
+                r = round(coarser / grid)
+                count -= (np.where(span_hi >= self.top, np.floor(span_hi / coarser + 1e-9),
+                                   np.ceil(span_hi / coarser - 1e-9) - 1)
+                          - np.ceil(span_lo / coarser - 1e-9) + 1)
+                spacing = grid * r / (r - 1)
+            mine = is_multiple(points, grid)
+            if coarser:
+                mine &= ~is_multiple(points, coarser)
+            mine = points[mine]
+            count -= [np.sum((mine >= a) & ((mine < b) | ((b >= self.top) & (mine <= b))))
+                      for a, b in zip(span_lo, span_hi)]
+            served = np.clip(np.maximum(count, 0) * spacing / width, 0.0, 1.0)
+            total = float(mass @ served)
+            if total > 0:
+                chances[:, i] = chance * served * mass.sum() / total
+        chances /= np.maximum(chances.sum(axis=1, keepdims=True), 1.0)
+        return replace(self, rounds=rounds, points=points, bin_chances=chances)
+
+    def _spans(self):
+        """The bins that have pieces, and the span of each one's pieces."""
+        starts = np.flatnonzero(np.r_[True, self.bins[1:] != self.bins[:-1]])
+        return (self.bins[starts], np.minimum.reduceat(self.lo, starts),
+                np.maximum.reduceat(self.hi, starts))
+
+    def sample(self, codes, u, v, w=None, x=None):
+        """Values of bin codes from uniform arrays ``u`` (which piece) and ``v`` (where),
+        and, with ``rounds``, ``w`` (which level of round numbers) and ``x`` (``ROUND_TRIES``
+        rows of uniforms: which one, tried in turn while a value lands on a point)."""
         piece = np.searchsorted(self.cumulative, codes + u, side="right")
         piece = np.minimum(piece, len(self.bins) - 1)
         lo, hi = self.lo[piece], self.hi[piece]
         if self.step is None:
-            return lo + v * (hi - lo)
-        first = np.ceil(lo / self.step - 1e-9)
-        below = np.where(hi >= self.top, np.floor(hi / self.step + 1e-9),
-                         np.ceil(hi / self.step - 1e-9) - 1)
-        last = np.maximum(np.where(hi > lo, below, first), first)
-        k = np.minimum(first + np.floor(v * (last - first + 1)), last)
-        return round_grid_values(k * self.step)
+            values = lo + v * (hi - lo)
+        else:
+            first = np.ceil(lo / self.step - 1e-9)
+            below = np.where(hi >= self.top, np.floor(hi / self.step + 1e-9),
+                             np.ceil(hi / self.step - 1e-9) - 1)
+            last = np.maximum(np.where(hi > lo, below, first), first)
+            k = np.minimum(first + np.floor(v * (last - first + 1)), last)
+            values = round_grid_values(k * self.step)
+        if not self.rounds or w is None:
+            return values
+        # a round number stays within its value's bin: the span of the bin's pieces
+        codes, span_lo, span_hi = self._spans()
+        b = np.searchsorted(codes, self.bins[piece])
+        cumulative = np.cumsum(self.bin_chances, axis=1)[b]
+        level = np.sum(w[:, None] >= cumulative, axis=1)  # len(rounds): no round number
+        for i, (grid, coarser, _) in enumerate(self.rounds):
+            at = np.flatnonzero((level == i) & (hi > lo))
+            for tried in (None, *x):  # on a point: one of the interval's, at random
+                moved = round_number_near(values[at], span_lo[b[at]], span_hi[b[at]], grid,
+                                          coarser, self.top, None if tried is None else tried[at])
+                ok = ~np.isnan(moved) & ~np.isin(moved, self.points)
+                values[at[ok]] = moved[ok]
+                at = at[~ok & ~np.isnan(moved)]
+        return values
+
+
+def round_number_near(values, lo, hi, grid, coarser, top, x=None):
+    """A multiple of ``grid`` that is not one of ``coarser`` near each value, within ``[lo, hi)``
+    (``hi`` included from ``top`` on); NaN where there is none.
+
+    The value's interval of ``coarser`` (``[k coarser, (k + 1) coarser)``)
+    holds ``r - 1`` such multiples (``r = coarser / grid``): cut into ``r - 1``
+    equal parts, the value takes the multiple of its part, so values drawn
+    from a shape flat over the part give each multiple the same share and
+    none moves further than ``coarser / (r - 1)``; outside ``[lo, hi)``, the
+    nearest one inside. With uniforms ``x``, one of the multiples of the
+    interval inside ``[lo, hi)`` is taken instead, each equally likely (the
+    ``floor(x * count)``-th). With ``coarser`` 0 (the last level), the nearest
+    multiple of ``grid`` within ``[lo, hi)``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sklearn_privsyn.numbers import round_number_near
+    >>> value, lo = np.array([61234.5, 63900.0, 61234.5]), np.zeros(3)
+    >>> hi = np.array([1e5, 1e5, 62000.0])
+    >>> round_number_near(value, lo, hi, 1000.0, 5000.0, 1e6).tolist()  # [60k, 65k) in 4
+    [61000.0, 64000.0, 61000.0]
+    """
+    upper = np.where(hi >= top, np.floor(hi / grid + 1e-9), np.ceil(hi / grid - 1e-9) - 1)
+    lower = np.ceil(lo / grid - 1e-9)
+    if not coarser:
+        m = np.clip(np.round(values / grid), lower, upper)
+        return np.where(lower <= upper, round_grid_values(m * grid), np.nan)
+    r = round(coarser / grid)
+    base = np.floor(values / coarser + 1e-12) * r  # the value's interval of coarser, in grids
+    first = np.maximum(base + 1, lower)
+    last = np.minimum(base + r - 1, upper)
+    count = last - first + 1
+    if x is None:
+        part = np.floor((values / grid - base) * (r - 1) / r)
+        m = np.clip(base + 1 + np.clip(part, 0, r - 2), first, last)
+    else:
+        m = first + np.floor(x * np.maximum(count, 0))
+    return np.where(count > 0, round_grid_values(m * grid), np.nan)
+
+
+def round_chances(heaps, shares, sigma, present):
+    """The levels of round numbers that stand out from the noise, and the chance of each.
+
+    ``shares`` are the noisy shares of the rows at each level of ``heaps``
+    (:func:`round_levels`; a value counts at the coarsest grid it is a
+    multiple of), points' own shares taken out; ``present`` is the estimated
+    share of the rows they come from. A smooth shape drawn on the finest grid
+    puts ``g0 / g - g0 / g'`` of its values at level ``g`` (``g'`` the next):
+    a level is kept when its share exceeds that by :func:`point_threshold`
+    (at the noise of the measurement, the chance that any of the levels of a
+    column that has no round numbers clears it is at most ``POINT_ALPHA``).
+    The chances make the kept levels' shares those estimated, the values left
+    where they are drawn keeping the smooth shape's few round numbers.
+
+    Returns
+    -------
+    rounds : tuple of (grid, coarser, chance)
+        ``coarser`` is the next grid, 0 for the last.
+    """
+    if len(heaps) < 2 or present <= 0:
+        return ()
+    coarser = list(heaps[1:]) + [0.0]
+    smooth = np.array([heaps[0] / g - (heaps[0] / c if c else 0.0)
+                       for g, c in zip(heaps, coarser)])
+    shares = np.asarray(shares, float)
+    threshold = point_threshold(sigma, len(heaps) - 1)
+    keep = [i for i in range(1, len(heaps)) if shares[i] - smooth[i] * present > threshold]
+    if not keep:
+        return ()
+    target, base = shares[keep] / present, smooth[keep]
+    moved = min((target.sum() - base.sum()) / (1.0 - base.sum()), 1.0)
+    chances = np.maximum(target - (1.0 - moved) * base, 0.0)
+    chances /= max(chances.sum() / moved, 1.0) if moved > 0 else 1.0
+    return tuple((float(heaps[i]), float(coarser[i]), float(c)) for i, c in zip(keep, chances))
 
 
 def _quantile_edges(grid, mass, n_bins, integer_step, cuts=()):
@@ -296,7 +462,8 @@ def _interval_quantile_edges(grid, mass, n_bins, integer_step):
     return np.concatenate([[grid.lo], inner, [grid.hi]])
 
 
-def refine_coder(coder, grid, levels, candidates, sigma, discover=True, reshape_bins=True):
+def refine_coder(coder, grid, levels, candidates, sigma, discover=True, reshape_bins=True,
+                 round_shares=()):
     """Post-processing: a column's coder with points, bins and shape from its noisy measurement.
 
     Parameters
@@ -317,6 +484,10 @@ def refine_coder(coder, grid, levels, candidates, sigma, discover=True, reshape_
         whose bins were equal-width from an int ``bins``): as many bins as
         keep about a ``1 / b`` share of the rows each, ``b`` the column's
         planned number of codes (at most the bins left after the points).
+    round_shares : ndarray, optional
+        The noisy shares of the rows at each level of the grid's round
+        numbers (``grid.heaps``, noise sd ``ROUND_NOISE * sigma``): values
+        drawn inside bins move to round numbers as often (:func:`round_chances`).
 
     Returns
     -------
@@ -349,16 +520,17 @@ def refine_coder(coder, grid, levels, candidates, sigma, discover=True, reshape_
                 room -= 1
                 n_bins -= 1
     points = np.array(sorted(points))
+    own_share = {} if grid.exact else dict(zip(values.tolist(),
+                                               np.maximum(share, 0.0).tolist()))
     # the rest: leaf masses without the points
     rest = mass.copy()
     if len(points):
         if grid.exact:
             rest[np.searchsorted(values, points)[np.isin(points, values)]] = 0.0
         else:
-            own = dict(zip(values.tolist(), np.maximum(share, 0.0).tolist()))
             leaf = grid.leaf_of(points)
             for p, i in zip(points, leaf):
-                rest[i] = max(rest[i] - own.get(float(p), 0.0), 0.0)
+                rest[i] = max(rest[i] - own_share.get(float(p), 0.0), 0.0)
     if grid.exact:
         piece_lo = piece_hi = values
     else:
@@ -396,6 +568,14 @@ def refine_coder(coder, grid, levels, candidates, sigma, discover=True, reshape_
                     pb.append(b), pl.append(lo), ph.append(hi)
                     pm.append(rest[i] * (hi - lo) / (piece_hi[i] - piece_lo[i]))
         sampler = InBinSampler.from_pieces(pb, pl, ph, pm, refined.step, refined.edges[-1])
+        if len(round_shares) and len(grid.heaps) and len(sampler.bins):
+            shares = np.array(round_shares, float)
+            for p in points:  # a point is drawn as itself: its share leaves its level
+                shares[level_of([p], grid.heaps)[0]] -= max(own_share.get(float(p), 0.0), 0.0)
+            rounds = round_chances(grid.heaps, shares, ROUND_NOISE * sigma,
+                                   float(rest.sum()))
+            sampler = sampler.with_rounds(rounds, points,
+                                          np.bincount(pb, weights=pm, minlength=refined.n_bins))
     if len(sampler.bins) == 0:
         return refined
     return refined.with_sampler(sampler)

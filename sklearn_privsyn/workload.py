@@ -158,9 +158,9 @@ class QueryWorkload(BaseTableEncoding):
         no marginal); :meth:`decode` computes it from its source.
     decimals : dict, default=None
         Numeric column (modelled or derived) -> how many decimals its values
-        are written with (2 for amounts in cents): :meth:`decode` rounds them
-        (:mod:`sklearn_privsyn.decimals`). Output only: the bins and the
-        measurements do not change. Public knowledge.
+        are written with (2 for amounts in cents, public): :meth:`decode` rounds
+        them (:mod:`sklearn_privsyn.decimals`); the last decimal is the finest
+        grid of its round numbers (:func:`~sklearn_privsyn.numbers.round_levels`).
     at_most : dict, default=None
         Numeric column -> a column it never exceeds, that column plus or
         minus a number (``"Age - 18"``), a positive number times it

@@ -65,22 +65,25 @@ def ks(a, b):
 def test_sensitivity_is_attained_and_never_exceeded_by_brute_force():
     # every replace-one change of one row, over a grid of values that covers
     # the leaves, the candidates and missing values, for two columns at once
+    # (counts divided by their noise scale: a round level's by 2)
     n = 7
     grids = [NumberGrid.of("a", 0.0, 10.0, 1.0, 10),          # exact: 11 values, 4 levels
-             NumberGrid.of("b", 0.0, 5000.0, None, 3)]        # cells: 3 levels + candidates
-    rows = [(0.0, 0.0), (3.0, 2500.0), (10.0, 5000.0), (7.0, 1234.5), (np.nan, 100.0),
-            (5.0, np.nan)]
-    base = [(1.0, 10.0)] * (n - 1)
+             NumberGrid.of("b", 0.0, 5000.0, None, 3),        # cells: 3 levels + candidates
+             NumberGrid.of("c", 0.0, 5000.0, None, 3, resolution=1.0)]  # + round levels
+    rows = [(0.0, 0.0, 0.0), (10.0, 2500.0, 2500.0), (3.0, 5000.0, 1234.0),
+            (7.0, 1234.5, 5000.0), (np.nan, 100.0, np.nan), (5.0, np.nan, 37.0)]
+    base = [(1.0, 10.0, 10.0)] * (n - 1)
 
     def vector(last):
         frame = np.array(base + [last], dtype=float)
-        return np.concatenate([g.counts(v[~np.isnan(v)]) / n
+        return np.concatenate([g.counts(v[~np.isnan(v)]) / n / g.noise_scale()
                                for g, v in zip(grids, frame.T, strict=True)])
 
     worst = max(np.linalg.norm(vector(x) - vector(y))
                 for x, y in itertools.permutations(rows, 2))
     claimed = numbers_sensitivity(grids, n)
-    assert claimed == pytest.approx(math.sqrt(2 * (4 + 0) + 2 * (3 + 1)) / n)
+    assert claimed == pytest.approx(
+        math.sqrt(2 * (4 + 0) + 2 * (3 + 1) + 2 * (3 + 1 + 1 / 4)) / n)
     assert worst <= claimed + 1e-12
     assert worst == pytest.approx(claimed)
 
@@ -97,7 +100,8 @@ def test_the_ledger_holds_the_planned_share_and_the_rest_for_the_synthesizer(sha
     assert numbers.count == 1
     expected_share = est.number_share_ if share == "auto" else share
     if share == "auto":  # T / (T + M) within the bounds, T the measured partitions
-        T = sum(_partitions(v) for v in est.number_measurements_.values())
+        T = sum(_partitions(v, GAIN_ROUNDS if c == "gain" else 0)
+                for c, v in est.number_measurements_.items())
         M = len(est.workload_.marginals_)
         assert est.number_share_ == pytest.approx(min(max(T / (T + M), SHARE_MIN), SHARE_MAX))
     assert numbers.rho == pytest.approx(expected_share * rho, rel=1e-6)
@@ -109,12 +113,18 @@ def test_the_ledger_holds_the_planned_share_and_the_rest_for_the_synthesizer(sha
     assert est.ledger_.rho_spent <= est.rho_ and est.epsilon_ <= 1.0
 
 
-def _partitions(vector):
-    """Levels below the root (+1 for a candidate list) of a measured column's vector."""
+#: gain's levels of round numbers: integers (step 1) up to 99,999: 1, 5, ..., 50,000
+GAIN_ROUNDS = 10
+
+
+def _partitions(vector, rounds=0):
+    """Levels below the root (+1 for a candidate list, +1/4 for ``rounds`` levels of round
+    numbers, at twice the noise) of a measured column's vector."""
+    vector = vector[:len(vector) - rounds]
     levels = 0
     while 2 ** (levels + 2) - 1 <= len(vector):
         levels += 1
-    return levels + (len(vector) > 2 ** (levels + 1) - 1)
+    return levels + (len(vector) > 2 ** (levels + 1) - 1) + (rounds > 0) / 4  # noise x 2
 
 
 def test_default_share_formula():
@@ -129,7 +139,9 @@ def test_the_noise_is_the_gaussian_of_the_planned_cost():
     coders = [c for c in wl.encoder_.coders if isinstance(c, BinnedCoder)]
     rho = 0.05
     plan = plan_numbers(coders, 500, rho, 0.2, len(wl.marginals_))
-    squares = sum(2 * (g.levels + (0 if g.exact else 1)) for g in plan.grids)
+    squares = sum(2 * (g.levels + (0 if g.exact else 1) + (1 / 4 if g.heaps else 0))
+                  for g in plan.grids)
+    assert [len(g.heaps) for g in plan.grids] == [GAIN_ROUNDS, 0, 0]  # score: no decimals
     assert plan.sensitivity == pytest.approx(math.sqrt(squares) / 500)
     assert plan.sigma == pytest.approx(plan.sensitivity / math.sqrt(2 * 0.2 * rho), rel=1e-6)
     assert plan.rho == pytest.approx(plan.sensitivity**2 / (2 * plan.sigma**2))
@@ -189,8 +201,9 @@ def test_the_measured_noise_has_the_sd_it_claims(present):
     X = joint_table(4000, present=present)
     wl = joint_workload().fit(X)
     coders = [c for c in wl.encoder_.coders if isinstance(c, BinnedCoder)]
-    plan = plan_numbers(coders, len(X), 0.5, 0.2, 2)
+    plan = plan_numbers(coders, len(X), 0.5, 0.2, 2, {"joint": 0, "own": 0})
     assert plan.missable == (True, False) and plan.present_rho > 0
+    assert all(g.heaps for g in plan.grids)  # whole numbers: their round levels too
     true = number_counts(plan.grids, X) / len(X)
     present_rows = X["joint"].notna().mean()
     z, ratios, z_present, z_missing = [], [], [], []
@@ -198,15 +211,17 @@ def test_the_measured_noise_has_the_sd_it_claims(present):
         ledger = PrivacyLedger()
         out = measure_numbers(plan, X, len(X), ledger, np.random.default_rng(seed))
         assert ledger.rho_spent == pytest.approx(plan.rho, rel=1e-9)
-        noisy = np.concatenate([np.concatenate([*lv, c]) for lv, c, _, _ in out.values()])
-        sd = np.concatenate([np.full(g.size, out[g.name][2]) for g in plan.grids])
+        noisy = np.concatenate([np.concatenate([*lv, c, r]) for lv, c, r, _, _ in out.values()])
+        sd = np.concatenate([out[g.name][3] * np.r_[np.ones(g.size - len(g.heaps)),
+                                                    np.full(len(g.heaps), 2.0)]
+                             for g in plan.grids])
         z.append((noisy - true) / sd)
-        ratios.append(out["joint"][2] / out["own"][2])
-        count, count_sd = out["joint"][3]
-        share, share_sd = missing_share(out["joint"][0], out["joint"][2], (count, count_sd))
+        ratios.append(out["joint"][3] / out["own"][3])
+        count, count_sd = out["joint"][4]
+        share, share_sd = missing_share(out["joint"][0], out["joint"][3], (count, count_sd))
         z_present.append((count - present_rows) / count_sd)
         z_missing.append((share - (1.0 - present_rows)) / share_sd)
-        assert out["own"][3] is None  # never missing: no present count
+        assert out["own"][4] is None  # never missing: no present count
     z = np.concatenate(z)
     assert abs(z.mean()) < 0.01 and abs(z.std() - 1.0) < 0.01
     assert stats.kstest(z[::7], "norm").pvalue > 0.001

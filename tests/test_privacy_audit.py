@@ -869,10 +869,12 @@ def _adaptive_selection_audit():
 
 
 # The numbers' measurement (number_histogram, any estimator; MWEM here, the cheapest fit):
-# one float column x in [0, 1], 2 bins, D ten zeros, D' one of them 1.0. The grid is 8
-# cells (3 levels, the shallowest) with candidates (0 and 1 among them): the changed row
-# leaves the first node of every level and the candidate 0 for the last node and the
-# candidate 1, so the true vectors differ by v with ||v|| the whole L2 sensitivity. The
+# one float column x in [0, 1] with one decimal, 2 bins, D ten zeros, D' one of them 0.5.
+# The grid is 8 cells (3 levels, the shallowest) with candidates (0 and 0.5 among them)
+# and round levels 0.1, 0.5, 1: the changed row leaves the first node of every level, the
+# candidate 0 and the level 1 for the fifth node, the candidate 0.5 and the level 0.5, so
+# the true vectors (each count over its noise scale, a round level's at twice a node's)
+# differ by v with ||v|| the whole L2 sensitivity. The
 # event reads ``number_measurements_`` only: T = <y - f(D), v> / ||v|| > ||v|| / 2, with
 # T ~ N(0 on D, ||v|| on D', sd sigma); at rho = 2 the claim is mu = 2 exactly as in the
 # Gaussian designs above (P(E | D') = Phi(mu / 2), P(E | D) = Phi(-mu / 2)).
@@ -880,23 +882,25 @@ def _adaptive_selection_audit():
 
 def _numbers_audit():
     D = pd.DataFrame({"x": [0.0] * N_AUDIT})
-    D2 = pd.DataFrame({"x": [1.0] + [0.0] * (N_AUDIT - 1)})
-    workload = QueryWorkload(bounds={"x": (0, 1)}, bins={"x": 2}, k=1)
+    D2 = pd.DataFrame({"x": [0.5] + [0.0] * (N_AUDIT - 1)})
+    workload = QueryWorkload(bounds={"x": (0, 1)}, bins={"x": 2}, decimals={"x": 1}, k=1)
     share = 0.5
     epsilon = rho_to_epsilon(GAUSSIAN_RHO / share, 1 / N_AUDIT**2, method="cks")
     est = MWEM(epsilon=epsilon, workload=workload, rounds=1, number_share=share)
     # the public grid the fit measures, and the two tables' true vectors on it
     coder = workload.fit(D).encoder_.coders[0]
     plan = numbers_module.plan_numbers([coder], N_AUDIT, epsilon_to_rho(
-        epsilon, 1 / N_AUDIT**2, method="cks"), share, 1)
+        epsilon, 1 / N_AUDIT**2, method="cks"), share, 1, {"x": 1})
     (grid,) = plan.grids
-    base = grid.counts(D["x"].to_numpy()) / N_AUDIT
-    v = grid.counts(D2["x"].to_numpy()) / N_AUDIT - base
+    assert grid.heaps == (0.1, 0.5, 1.0)
+    scale = grid.noise_scale()  # the round levels' counts at twice the noise
+    base = grid.counts(D["x"].to_numpy()) / N_AUDIT / scale
+    v = grid.counts(D2["x"].to_numpy()) / N_AUDIT / scale - base
     assert np.linalg.norm(v) == pytest.approx(plan.sensitivity)  # the worst case
     norm = np.linalg.norm(v)
 
     def event(e):
-        return float((e.number_measurements_["x"] - base) @ v / norm) > norm / 2
+        return float((e.number_measurements_["x"] / scale - base) @ v / norm) > norm / 2
 
     mu = math.sqrt(2 * GAUSSIAN_RHO)
     return dict(est=est, D=D, D2=D2, more="D2", bound=gaussian_mu_lower_bound, max_alpha=0.01,
