@@ -198,10 +198,10 @@ class InBinSampler:
     top : float
         The column's upper bound: an interval ending there includes it.
     rounds : tuple
-        ``(grid, coarser, chance)`` of each level of round numbers
-        (:func:`round_chances`): a value drawn inside an interval may move to
-        a multiple of ``grid`` (not of ``coarser``, unless 0) near it in its
-        bin (:func:`round_number_near`); none there, it stays.
+        ``(grid, chance)`` of each grid values are rounded to
+        (:func:`round_chances`): a value drawn inside an interval moves, with
+        that chance, to the nearest multiple of ``grid`` in its bin
+        (:func:`round_number_near`); none there, it stays.
     points : ndarray
         Values a round number never moves to (the column's points).
     bin_chances : ndarray
@@ -248,10 +248,10 @@ class InBinSampler:
     def with_rounds(self, rounds, points, bin_mass):
         """A copy that moves values to round numbers (:func:`round_chances`).
 
-        A level's round numbers serve a share of each bin's width (their number
-        there, points left out, times their mean spacing; at most all of it):
-        a bin's chance of the level is the level's chance in proportion to it,
-        over the bins' masses ``bin_mass`` (by bin code) the same on the whole.
+        A grid's multiples serve a share of each bin's width (their number
+        there, points left out, times the grid; at most all of it): a bin's
+        chance of the grid is the grid's chance in proportion to it, over the
+        bins' masses ``bin_mass`` (by bin code) the same on the whole.
         """
         points = np.asarray(points, float)
         rounds = tuple(rounds)
@@ -259,24 +259,14 @@ class InBinSampler:
         width = np.maximum(span_hi - span_lo, 1e-300)
         mass = np.asarray(bin_mass, float)[codes]
         chances = np.zeros((len(codes), len(rounds)))
-        for i, (grid, coarser, chance) in enumerate(rounds):
+        for i, (grid, chance) in enumerate(rounds):
             upper = np.where(span_hi >= self.top, np.floor(span_hi / grid + 1e-9),
                              np.ceil(span_hi / grid - 1e-9) - 1)
             count = upper - np.ceil(span_lo / grid - 1e-9) + 1
-            spacing = grid
-            if coarser:
-                r = round(coarser / grid)
-                count -= (np.where(span_hi >= self.top, np.floor(span_hi / coarser + 1e-9),
-                                   np.ceil(span_hi / coarser - 1e-9) - 1)
-                          - np.ceil(span_lo / coarser - 1e-9) + 1)
-                spacing = grid * r / (r - 1)
-            mine = is_multiple(points, grid)
-            if coarser:
-                mine &= ~is_multiple(points, coarser)
-            mine = points[mine]
+            mine = points[is_multiple(points, grid)]
             count -= [np.sum((mine >= a) & ((mine < b) | ((b >= self.top) & (mine <= b))))
                       for a, b in zip(span_lo, span_hi)]
-            served = np.clip(np.maximum(count, 0) * spacing / width, 0.0, 1.0)
+            served = np.clip(np.maximum(count, 0) * grid / width, 0.0, 1.0)
             total = float(mass @ served)
             if total > 0:
                 chances[:, i] = chance * served * mass.sum() / total
@@ -291,8 +281,8 @@ class InBinSampler:
 
     def sample(self, codes, u, v, w=None, x=None):
         """Values of bin codes from uniform arrays ``u`` (which piece) and ``v`` (where),
-        and, with ``rounds``, ``w`` (which level of round numbers) and ``x`` (``ROUND_TRIES``
-        rows of uniforms: which one, tried in turn while a value lands on a point)."""
+        and, with ``rounds``, ``w`` (which grid) and ``x`` (``ROUND_TRIES`` rows of
+        uniforms: the neighbour tried, in turn, while a value lands on a point)."""
         piece = np.searchsorted(self.cumulative, codes + u, side="right")
         piece = np.minimum(piece, len(self.bins) - 1)
         lo, hi = self.lo[piece], self.hi[piece]
@@ -312,92 +302,77 @@ class InBinSampler:
         b = np.searchsorted(codes, self.bins[piece])
         cumulative = np.cumsum(self.bin_chances, axis=1)[b]
         level = np.sum(w[:, None] >= cumulative, axis=1)  # len(rounds): no round number
-        for i, (grid, coarser, _) in enumerate(self.rounds):
+        for i, (grid, _) in enumerate(self.rounds):
             at = np.flatnonzero((level == i) & (hi > lo))
-            for tried in (None, *x):  # on a point: one of the interval's, at random
+            for tried in (None, *x):  # on a point: the multiple below or above it, at random
                 moved = round_number_near(values[at], span_lo[b[at]], span_hi[b[at]], grid,
-                                          coarser, self.top, None if tried is None else tried[at])
+                                          self.top, None if tried is None else tried[at])
                 ok = ~np.isnan(moved) & ~np.isin(moved, self.points)
                 values[at[ok]] = moved[ok]
                 at = at[~ok & ~np.isnan(moved)]
         return values
 
 
-def round_number_near(values, lo, hi, grid, coarser, top, x=None):
-    """A multiple of ``grid`` that is not one of ``coarser`` near each value, within ``[lo, hi)``
-    (``hi`` included from ``top`` on); NaN where there is none.
-
-    The value's interval of ``coarser`` (``[k coarser, (k + 1) coarser)``)
-    holds ``r - 1`` such multiples (``r = coarser / grid``): cut into ``r - 1``
-    equal parts, the value takes the multiple of its part, so values drawn
-    from a shape flat over the part give each multiple the same share and
-    none moves further than ``coarser / (r - 1)``; outside ``[lo, hi)``, the
-    nearest one inside. With uniforms ``x``, one of the multiples of the
-    interval inside ``[lo, hi)`` is taken instead, each equally likely (the
-    ``floor(x * count)``-th). With ``coarser`` 0 (the last level), the nearest
-    multiple of ``grid`` within ``[lo, hi)``.
+def round_number_near(values, lo, hi, grid, top, x=None):
+    """The nearest multiple of ``grid`` to each value within ``[lo, hi)`` (``hi`` included
+    from ``top`` on); with uniforms ``x``, the multiple below it (``x < 0.5``) or above
+    it instead (a point's neighbour); NaN where there is none.
 
     Examples
     --------
     >>> import numpy as np
     >>> from sklearn_privsyn.numbers import round_number_near
-    >>> value, lo = np.array([61234.5, 63900.0, 61234.5]), np.zeros(3)
+    >>> value, lo = np.array([61234.5, 63900.0, 61834.5]), np.zeros(3)
     >>> hi = np.array([1e5, 1e5, 62000.0])
-    >>> round_number_near(value, lo, hi, 1000.0, 5000.0, 1e6).tolist()  # [60k, 65k) in 4
+    >>> round_number_near(value, lo, hi, 1000.0, 1e6).tolist()   # 62,000 is past the bin
     [61000.0, 64000.0, 61000.0]
     """
     upper = np.where(hi >= top, np.floor(hi / grid + 1e-9), np.ceil(hi / grid - 1e-9) - 1)
     lower = np.ceil(lo / grid - 1e-9)
-    if not coarser:
-        m = np.clip(np.round(values / grid), lower, upper)
-        return np.where(lower <= upper, round_grid_values(m * grid), np.nan)
-    r = round(coarser / grid)
-    base = np.floor(values / coarser + 1e-12) * r  # the value's interval of coarser, in grids
-    first = np.maximum(base + 1, lower)
-    last = np.minimum(base + r - 1, upper)
-    count = last - first + 1
-    if x is None:
-        part = np.floor((values / grid - base) * (r - 1) / r)
-        m = np.clip(base + 1 + np.clip(part, 0, r - 2), first, last)
-    else:
-        m = first + np.floor(x * np.maximum(count, 0))
-    return np.where(count > 0, round_grid_values(m * grid), np.nan)
+    m = np.round(values / grid) + (0.0 if x is None else np.where(x < 0.5, -1.0, 1.0))
+    m = np.clip(m, lower, upper)
+    return np.where(lower <= upper, round_grid_values(m * grid), np.nan)
 
 
 def round_chances(heaps, shares, sigma, present):
-    """The levels of round numbers that stand out from the noise, and the chance of each.
+    """The grids values are rounded to, that stand out from the noise, and the chance of each.
 
     ``shares`` are the noisy shares of the rows at each level of ``heaps``
     (:func:`round_levels`; a value counts at the coarsest grid it is a
     multiple of), points' own shares taken out; ``present`` is the estimated
-    share of the rows they come from. A smooth shape drawn on the finest grid
-    puts ``g0 / g - g0 / g'`` of its values at level ``g`` (``g'`` the next):
-    a level is kept when its share exceeds that by :func:`point_threshold`
-    (at the noise of the measurement, the chance that any of the levels of a
-    column that has no round numbers clears it is at most ``POINT_ALPHA``).
-    The chances make the kept levels' shares those estimated, the values left
-    where they are drawn keeping the smooth shape's few round numbers.
+    share of the rows they come from. A value rounded to the nearest multiple
+    of ``g_j`` from a shape flat over the next grids lands at level
+    ``g_l >= g_j`` with chance ``g_j / g_l - g_j / g_(l+1)`` (``g_j / g_l`` at
+    the last level), a smooth value at the finest grid ``g_0`` alike. From
+    the finest level up, the share of a level beyond what the finer grids
+    (and the smooth rest) put there is its own grid's, ``c_l (1 - g_l /
+    g_(l+1))``; it is kept when it exceeds :func:`point_threshold` (at the
+    noise of the measurement, the chance that any level of a column that has
+    no round numbers clears it is at most ``POINT_ALPHA``).
 
     Returns
     -------
-    rounds : tuple of (grid, coarser, chance)
-        ``coarser`` is the next grid, 0 for the last.
+    rounds : tuple of (grid, chance)
+        The grids values are rounded to (to their nearest multiple) and the
+        share of the values rounded to each.
     """
     if len(heaps) < 2 or present <= 0:
         return ()
-    coarser = list(heaps[1:]) + [0.0]
-    smooth = np.array([heaps[0] / g - (heaps[0] / c if c else 0.0)
-                       for g, c in zip(heaps, coarser)])
-    shares = np.asarray(shares, float)
-    threshold = point_threshold(sigma, len(heaps) - 1)
-    keep = [i for i in range(1, len(heaps)) if shares[i] - smooth[i] * present > threshold]
-    if not keep:
-        return ()
-    target, base = shares[keep] / present, smooth[keep]
-    moved = min((target.sum() - base.sum()) / (1.0 - base.sum()), 1.0)
-    chances = np.maximum(target - (1.0 - moved) * base, 0.0)
-    chances /= max(chances.sum() / moved, 1.0) if moved > 0 else 1.0
-    return tuple((float(heaps[i]), float(coarser[i]), float(c)) for i, c in zip(keep, chances))
+    g = np.asarray(heaps, float)
+    after = np.r_[g[1:], np.inf]
+    shares = np.asarray(shares, float) / present
+    threshold = point_threshold(sigma, len(g) - 1)
+    chance = np.zeros(len(g))
+    for _ in range(2):  # the smooth rest is what the kept grids leave: once more with it
+        smooth = max(1.0 - chance[1:].sum(), 0.0)
+        chance[1:] = 0.0
+        for level in range(1, len(g)):
+            lands = g[:level + 1] / g[level] - g[:level + 1] / after[level]
+            excess = shares[level] - smooth * lands[0] - chance[1:level] @ lands[1:level]
+            if excess * present > threshold:
+                chance[level] = excess / lands[level]
+    chance[1:] /= max(chance[1:].sum(), 1.0)
+    return tuple((float(g[i]), float(chance[i])) for i in np.flatnonzero(chance[1:]) + 1)
 
 
 def _quantile_edges(grid, mass, n_bins, integer_step, cuts=()):

@@ -65,9 +65,8 @@ def test_only_grids_of_cells_measure_round_levels():
     assert rounds.sum() == 4 and rounds[grid.heaps.index(10000.0)] == 2
 
 
-@pytest.mark.parametrize("grid, coarser", [(1.0, 0.0), (1.0, 5.0), (5.0, 10.0), (0.5, 1.0),
-                                           (10.0, 50.0)])
-def test_the_round_number_near_a_value_is_each_one_of_its_block_by_enumeration(grid, coarser):
+@pytest.mark.parametrize("grid", [1.0, 5.0, 0.5, 10.0])
+def test_the_round_number_near_a_value_is_the_nearest_inside_by_enumeration(grid):
     rng = np.random.default_rng(0)
     for _ in range(300):
         lo = float(rng.integers(-60, 60) * rng.choice([1.0, 0.5, 0.25]))
@@ -76,31 +75,16 @@ def test_the_round_number_near_a_value_is_each_one_of_its_block_by_enumeration(g
         value = lo + rng.random() * (hi - lo)
         near = np.arange(np.floor(lo / grid) - 2, np.ceil(hi / grid) + 3) * grid
         inside = near[(near >= lo) & ((near < hi) | ((hi >= top) & (near <= hi)))]
-        if coarser:  # the multiples of grid, not of coarser, in the value's block of coarser
-            block = np.floor(value / coarser) * coarser
-            ratio = inside / coarser
-            inside = inside[(np.abs(ratio - np.round(ratio)) > 1e-9) & (inside > block)
-                            & (inside < block + coarser)]
-        elif len(inside):  # the nearest one
-            inside = inside[[np.argmin(np.abs(inside - value))]]
-        count = len(inside)
-        x = (np.arange(max(count, 1)) + 0.5) / max(count, 1)
-        out = round_number_near(np.full(len(x), value), np.full(len(x), lo),
-                                np.full(len(x), hi), grid, coarser, top, x)
-        own = round_number_near(np.array([value]), np.array([lo]), np.array([hi]), grid,
-                                coarser, top)[0]
-        if count == 0:
-            assert np.isnan(out).all() and np.isnan(own)
+        args = (np.array([value] * 2), np.array([lo] * 2), np.array([hi] * 2), grid, top)
+        own = round_number_near(*args)
+        other = round_number_near(*args, x=np.array([0.2, 0.8]))
+        if len(inside) == 0:
+            assert np.isnan(own).all() and np.isnan(other).all()
             continue
-        np.testing.assert_allclose(out, inside)  # at random: every one, each once, in order
-        if coarser:  # its own: the multiple of its part of the interval, or the nearest inside
-            r = round(coarser / grid)
-            part = int((value - block) / coarser * (r - 1))
-            mine = block + (1 + min(part, r - 2)) * grid
-            mine = min(max(mine, inside[0]), inside[-1])
-        else:
-            mine = inside[0]
-        assert own == pytest.approx(mine)
+        nearest = np.round(value / grid) * grid
+        clip = lambda v: float(np.clip(v, inside[0], inside[-1]))  # noqa: E731
+        assert own[0] == pytest.approx(clip(nearest))
+        assert other.tolist() == pytest.approx([clip(nearest - grid), clip(nearest + grid)])
 
 
 def _smooth_shares(levels, present):
@@ -109,20 +93,21 @@ def _smooth_shares(levels, present):
                      for g, c in zip(levels, coarser)]) * present
 
 
-def test_round_chances_give_back_the_measured_shares_of_the_kept_levels():
-    levels = round_levels(1.0, 0, 100000)
-    shares = _smooth_shares(levels, 0.8)
-    i, j = levels.index(1000.0), levels.index(10000.0)
-    shares[i], shares[j] = 0.8 * 0.35, 0.8 * 0.2
-    shares[0] -= shares.sum() - 0.8
-    rounds = round_chances(levels, shares, 0.001, 0.8)
-    assert [(g, c) for g, c, _ in rounds] == [(1000.0, 5000.0), (10000.0, 50000.0)]
-    chance = {g: p for g, _, p in rounds}
-    moved = sum(chance.values())
-    smooth = {1000.0: 1 / 1000 - 1 / 5000, 10000.0: 1 / 10000 - 1 / 50000}
-    # moved values plus the smooth shape's own round numbers among those left
-    for g, target in ((1000.0, 0.35), (10000.0, 0.2)):
-        assert chance[g] + (1 - moved) * smooth[g] == pytest.approx(target)
+def test_round_chances_find_the_grids_values_were_rounded_to():
+    # incomes on a whole-number grid: 30% rounded to the nearest 1,000, 20% to the nearest
+    # 10,000, the rest left; the level counts of the rows give those shares back
+    rng = np.random.default_rng(0)
+    values = rng.integers(0, 10**6, 200000).astype(float)
+    how = rng.random(len(values))
+    values = np.where(how < 0.3, np.round(values, -3),
+                      np.where(how < 0.5, np.round(values, -4), values))
+    levels = round_levels(1.0, 0, 10**6)
+    shares = np.bincount(level_of(values, levels), minlength=len(levels)) / len(values)
+    rounds = round_chances(levels, 0.8 * shares, 0.001, 0.8)
+    assert [g for g, _ in rounds] == [1000.0, 10000.0]
+    chance = dict(rounds)
+    assert chance[1000.0] == pytest.approx(0.3, abs=0.005)
+    assert chance[10000.0] == pytest.approx(0.2, abs=0.005)
 
 
 def test_round_chances_keep_nothing_on_noise_alone_but_at_the_threshold_rate():
@@ -137,7 +122,7 @@ def test_round_chances_keep_nothing_on_noise_alone_but_at_the_threshold_rate():
     # and a real heap of twice the threshold is found nearly always
     shares = _smooth_shares(levels, present)
     shares[levels.index(1000.0)] += 2 * point_threshold(sigma, len(levels) - 1)
-    found = sum(any(g == 1000.0 for g, _, _ in round_chances(
+    found = sum(any(g == 1000.0 for g, _ in round_chances(
         levels, shares + rng.normal(0, sigma, len(levels)), sigma, present))
         for _ in range(500))
     assert found / 500 > 0.97
@@ -146,53 +131,53 @@ def test_round_chances_keep_nothing_on_noise_alone_but_at_the_threshold_rate():
 def test_the_sampler_draws_round_numbers_at_their_chances_and_never_a_point():
     sampler = InBinSampler.from_pieces([0, 0], [0.0, 20000.0], [20000.0, 100000.0], [1, 4],
                                        1.0, 100000.0)
-    sampler = sampler.with_rounds([(1000.0, 5000.0, 0.3), (10000.0, 50000.0, 0.2)],
+    sampler = sampler.with_rounds([(1000.0, 0.3), (10000.0, 0.2)],
                                   points=[50000.0, 70000.0], bin_mass=[5.0])
+    # one bin: its multiples serve all of it (a point's neighbours take its rows)
+    np.testing.assert_allclose(sampler.bin_chances, [[0.3, 0.2]])
     rng = np.random.default_rng(1)
     n = 40000
     codes = np.zeros(n, dtype=np.intp)
     values = sampler.sample(codes, rng.random(n), rng.random(n), rng.random(n),
                             rng.random((sampler.round_tries, n)))
     assert not np.isin(values, [50000.0, 70000.0]).any()
-    exact_1000 = (values % 1000 == 0) & (values % 5000 != 0)
-    exact_10000 = (values % 10000 == 0) & (values % 50000 != 0)
-    # a value on the point 70,000 (1 in 8 of the ten-thousands) tries one of the 4
-    # ten-thousands of [50k, 100k) at random, 4 times; the draws left put 1/1000 - 1/5000
-    # at 1,000 of their own
-    # (one bin: the chances are those given, the bin's round numbers serving all of it)
-    np.testing.assert_allclose(sampler.bin_chances, [[0.3, 0.2]])
-    p_1000 = 0.3 + 0.5 * (1 / 1000 - 1 / 5000)
-    p_10000 = 0.2 * (1 - 0.125 / 4**4) + 0.5 * (1 / 10000 - 1 / 50000)
-    for observed, p in ((exact_1000.sum(), p_1000), (exact_10000.sum(), p_10000)):
-        assert stats.binomtest(int(observed), n, p).pvalue > 0.001
-    # a value moves within its interval of the coarser grid: half still below 50,000
+    # every moved value is a whole thousand; the half left keeps 1 in 1,000 of its own
+    p_1000 = 0.5 + 0.5 / 1000
+    assert stats.binomtest(int((values % 1000 == 0).sum()), n, p_1000).pvalue > 0.001
+    # ten thousands: those rounded to them, but the 2 points' rows (1 in 10 each, on
+    # 40k/60k and 60k/80k instead: still ten thousands), and 1 in 10 of those rounded to
+    # thousands but the 2 points' (on 49k/51k, 69k/71k); 100,000 (the closed top) half
+    # a multiple's share, and 0 half as well
+    p_10000 = 0.2 + 0.3 * (10 - 2 - 1) / 100 + 0.5 / 10000
+    assert stats.binomtest(int((values % 10000 == 0).sum()), n, p_10000).pvalue > 0.001
+    # a value moves to its nearest multiple (a point's rows to either side): half still
+    # below 50,000
     assert stats.binomtest(int((values < 50000).sum()), n, 0.5).pvalue > 0.001
-    # the round numbers of a flat shape are equally likely within an interval of the
-    # coarser grid (1-4k, 6-9k, ..., 96-99k; 10k-40k, then 60k, 80k, 90k)
-    thousands = np.unique(values[exact_1000], return_counts=True)[1]
-    assert len(thousands) == 80 and stats.chisquare(thousands).pvalue > 0.001
-    tens, counts = np.unique(values[exact_10000], return_counts=True)
-    assert tens.tolist() == [10000, 20000, 30000, 40000, 60000, 80000, 90000]
-    for block in (counts[:4], counts[4:]):
-        assert stats.chisquare(block).pvalue > 0.001
+    # the ten thousands of a flat shape are equally likely but those beside a point, which
+    # take half its rows each (40k, 60k twice: beside 50k and 70k, 80k) and the ends
+    tens, counts = np.unique(values[values % 10000 == 0], return_counts=True)
+    assert tens.tolist() == [0, 10000, 20000, 30000, 40000, 60000, 80000, 90000, 100000]
+    assert stats.chisquare(counts[[1, 2, 3, 7]]).pvalue > 0.001
 
 
 def test_a_bin_without_round_numbers_leaves_its_chance_to_the_bins_with_them():
-    # the level 10,000 (not 50,000): below 20,000 only 10,000, a point; [20k, 40k] has
-    # 20k, 30k and 40k
+    # below 20,000 the only ten-thousands are 0 and 10,000, a point; [20k, 40k] has 20k,
+    # 30k and 40k (its closed top)
     sampler = InBinSampler.from_pieces([0, 1, 2], [0.0, 10000.0, 20000.0],
                                        [10000.0, 20000.0, 40000.0], [1, 1, 2], 1.0, 40000.0)
-    sampler = sampler.with_rounds([(10000.0, 50000.0, 0.25)], points=[10000.0],
+    sampler = sampler.with_rounds([(10000.0, 0.25)], points=[10000.0],
                                   bin_mass=[1.0, 1.0, 2.0])
-    # bins 0 and 1 have no ten-thousand but the point; bin 2 has 20k and 30k (and 40k at
-    # its closed top): it serves the whole level, 0.25 of 4 at 2 of 4 = 0.5 of its rows
-    np.testing.assert_allclose(sampler.bin_chances[:, 0], [0.0, 0.0, 0.5])
-    # the last level (no coarser grid) leaves its points out too: bin 0 has 0, bin 1
-    # only the point 10,000, bin 2 20,000 and 40,000 (30,000 a point): bins 0 and 2 are
-    # served whole, 3 of the 4 rows' mass, so each gets 0.25 * 4 / 3
-    last = sampler.with_rounds([(10000.0, 0.0, 0.25)], points=[10000.0, 30000.0],
-                               bin_mass=[1.0, 1.0, 2.0])
-    np.testing.assert_allclose(last.bin_chances[:, 0], [1 / 3, 0.0, 1 / 3])
+    # bin 0 has 0 (served whole), bin 1 only the point, bin 2 three (served whole): 3 of
+    # the 4 rows' mass served, so each served bin gets 0.25 * 4 / 3
+    np.testing.assert_allclose(sampler.bin_chances[:, 0], [1 / 3, 0.0, 1 / 3])
+    # with 30,000 a point too, bin 2 still has 20k and 40k: served whole
+    other = sampler.with_rounds([(10000.0, 0.25)], points=[10000.0, 30000.0],
+                                bin_mass=[1.0, 1.0, 2.0])
+    np.testing.assert_allclose(other.bin_chances[:, 0], [1 / 3, 0.0, 1 / 3])
+    # a bin that holds no multiple of the grid is not served
+    narrow = InBinSampler.from_pieces([0], [15000.0], [25000.0], [1], 1.0, 1e6)
+    narrow = narrow.with_rounds([(50000.0, 0.1)], points=[], bin_mass=[1.0])
+    np.testing.assert_allclose(narrow.bin_chances, [[0.0]])
 
 
 def incomes(n=20000, seed=0):
