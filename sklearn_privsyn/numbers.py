@@ -255,10 +255,10 @@ class InBinSampler:
         """
         points = np.asarray(points, float)
         rounds = tuple(rounds)
-        codes, span_lo, span_hi = self._spans()
+        spanned, span_lo, span_hi = self._spans()
         width = np.maximum(span_hi - span_lo, 1e-300)
-        mass = np.asarray(bin_mass, float)[codes]
-        chances = np.zeros((len(codes), len(rounds)))
+        mass = np.asarray(bin_mass, float)[spanned]
+        chances = np.zeros((len(spanned), len(rounds)))
         for i, (grid, chance) in enumerate(rounds):
             upper = np.where(span_hi >= self.top, np.floor(span_hi / grid + 1e-9),
                              np.ceil(span_hi / grid - 1e-9) - 1)
@@ -298,8 +298,8 @@ class InBinSampler:
         if not self.rounds or w is None:
             return values
         # a round number stays within its value's bin: the span of the bin's pieces
-        codes, span_lo, span_hi = self._spans()
-        b = np.searchsorted(codes, self.bins[piece])
+        spanned, span_lo, span_hi = self._spans()
+        b = np.searchsorted(spanned, self.bins[piece])
         cumulative = np.cumsum(self.bin_chances, axis=1)[b]
         level = np.sum(w[:, None] >= cumulative, axis=1)  # len(rounds): no round number
         for i, (grid, _) in enumerate(self.rounds):
