@@ -540,10 +540,9 @@ def measure_numbers(plan, rows, n, ledger, rng):
     else:
         sigmas = np.full(len(plan.grids), plan.sigma)
         sensitivity = plan.sensitivity / plan.sigma
-    scale = np.concatenate([g.noise_scale() * sd for g, sd in zip(plan.grids, sigmas)])
-    rounds = np.concatenate([np.arange(a, b) >= b - len(g.heaps)
-                             for g, a, b in zip(plan.grids, starts[:-1], starts[1:])])
-    order = np.r_[np.flatnonzero(~rounds), np.flatnonzero(rounds)]
+    unit = np.concatenate([g.noise_scale() for g in plan.grids])
+    scale = unit * np.repeat(sigmas, sizes)
+    order = np.argsort(unit, kind="stable")  # the round levels (at a larger scale) last
     ledger.charge("number_histogram", gaussian_mechanism_rho(sensitivity, 1.0))
     noisy = np.empty_like(true)
     noisy[order] = number_histogram(true[order] / scale[order], sensitivity, 1.0, rng)

@@ -226,9 +226,8 @@ class InBinSampler:
         bins, lo, hi, mass = (np.asarray(a) for a in (bins, lo, hi, mass))
         keep = mass > 0
         if step is not None and len(lo):  # an interval must hold a value of the grid
-            first = np.ceil(lo / step - 1e-9)
-            below = np.where(hi >= top, np.floor(hi / step + 1e-9), np.ceil(hi / step - 1e-9) - 1)
-            keep &= (hi == lo) | (below >= first)
+            first, last = multiples_within(lo, hi, step, top)
+            keep &= (hi == lo) | (last >= first)
         bins, lo, hi, mass = bins[keep], lo[keep], hi[keep], mass[keep].astype(float)
         order = np.lexsort((lo, bins))
         bins, lo, hi, mass = bins[order], lo[order], hi[order], mass[order]
@@ -260,12 +259,10 @@ class InBinSampler:
         mass = np.asarray(bin_mass, float)[spanned]
         chances = np.zeros((len(spanned), len(rounds)))
         for i, (grid, chance) in enumerate(rounds):
-            upper = np.where(span_hi >= self.top, np.floor(span_hi / grid + 1e-9),
-                             np.ceil(span_hi / grid - 1e-9) - 1)
-            count = upper - np.ceil(span_lo / grid - 1e-9) + 1
-            mine = points[is_multiple(points, grid)]
-            count -= [np.sum((mine >= a) & ((mine < b) | ((b >= self.top) & (mine <= b))))
-                      for a, b in zip(span_lo, span_hi)]
+            first, last = multiples_within(span_lo, span_hi, grid, self.top)
+            mine = np.round(points[is_multiple(points, grid)] / grid)  # points on the grid
+            count = last - first + 1 - np.sum((mine >= first[:, None]) & (mine <= last[:, None]),
+                                              axis=1)
             served = np.clip(np.maximum(count, 0) * grid / width, 0.0, 1.0)
             total = float(mass @ served)
             if total > 0:
@@ -289,9 +286,7 @@ class InBinSampler:
         if self.step is None:
             values = lo + v * (hi - lo)
         else:
-            first = np.ceil(lo / self.step - 1e-9)
-            below = np.where(hi >= self.top, np.floor(hi / self.step + 1e-9),
-                             np.ceil(hi / self.step - 1e-9) - 1)
+            first, below = multiples_within(lo, hi, self.step, self.top)
             last = np.maximum(np.where(hi > lo, below, first), first)
             k = np.minimum(first + np.floor(v * (last - first + 1)), last)
             values = round_grid_values(k * self.step)
@@ -327,11 +322,18 @@ def round_number_near(values, lo, hi, grid, top, x=None):
     >>> round_number_near(value, lo, hi, 1000.0, 1e6).tolist()   # 62,000 is past the bin
     [61000.0, 64000.0, 61000.0]
     """
-    upper = np.where(hi >= top, np.floor(hi / grid + 1e-9), np.ceil(hi / grid - 1e-9) - 1)
-    lower = np.ceil(lo / grid - 1e-9)
+    lower, upper = multiples_within(lo, hi, grid, top)
     m = np.round(values / grid) + (0.0 if x is None else np.where(x < 0.5, -1.0, 1.0))
     m = np.clip(m, lower, upper)
     return np.where(lower <= upper, round_grid_values(m * grid), np.nan)
+
+
+def multiples_within(lo, hi, grid, top):
+    """``(first, last)``: the indices ``k`` of the first and last multiples ``k * grid``
+    within ``[lo, hi)``, ``hi`` included where it reaches ``top`` (none when ``first >
+    last``)."""
+    last = np.where(hi >= top, np.floor(hi / grid + 1e-9), np.ceil(hi / grid - 1e-9) - 1)
+    return np.ceil(lo / grid - 1e-9), last
 
 
 def round_chances(heaps, shares, sigma, present):
@@ -544,9 +546,9 @@ def refine_coder(coder, grid, levels, candidates, sigma, discover=True, reshape_
                     pm.append(rest[i] * (hi - lo) / (piece_hi[i] - piece_lo[i]))
         sampler = InBinSampler.from_pieces(pb, pl, ph, pm, refined.step, refined.edges[-1])
         if len(round_shares) and len(grid.heaps) and len(sampler.bins):
-            shares = np.array(round_shares, float)
-            for p in points:  # a point is drawn as itself: its share leaves its level
-                shares[level_of([p], grid.heaps)[0]] -= max(own_share.get(float(p), 0.0), 0.0)
+            shares = np.array(round_shares, float)  # a point is drawn as itself: its share
+            np.subtract.at(shares, level_of(points, grid.heaps),  # leaves its level
+                           [own_share.get(float(p), 0.0) for p in points])
             rounds = round_chances(grid.heaps, shares, ROUND_NOISE * sigma,
                                    float(rest.sum()))
             sampler = sampler.with_rounds(rounds, points,
