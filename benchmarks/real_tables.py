@@ -139,6 +139,9 @@ RULES = {
             rtol=0, atol=0.006),
         "num_historical_failed_to_pay = tax_liens + public_record_bankrupt": lambda d: (
             d["tax_liens"] + d["public_record_bankrupt"] == d["num_historical_failed_to_pay"]),
+        # a payment 90 days late is a delinquency: the last delinquency is no older
+        "months_since_last_delinq <= months_since_90d_late": lambda d: _at_most(
+            d, "months_since_last_delinq", "months_since_90d_late"),
     },
     "cps1988": {
         # experience is the age less the years of schooling less 6; the men are 18 to 70

@@ -388,6 +388,33 @@ def test_the_drafter_takes_a_rule_without_ties_between_amounts_of_one_kind(debt,
     assert "at_most" not in domain["loan"]
 
 
+@pytest.mark.parametrize("broken, tied, drafted", [
+    # months since the last delinquency at most those since the last 90-day late payment
+    # (the same event on 60% of the rows), broken on 1% of them: drafted
+    (0.01, 0.6, True),
+    # broken on 3%: more than MAX_TIED_EXCEPTION_SHARE, not a rule (a ratio may be)
+    (0.03, 0.6, False),
+    # broken on 1% with no ties: two unrelated counts, one mostly below the other
+    (0.01, 0.0, False),
+])
+def test_the_drafter_takes_a_tied_order_broken_on_a_few_rows(broken, tied, drafted):
+    rng = np.random.default_rng(0)
+    n = 3000
+    late = rng.integers(1, 120, n).astype(float)
+    earlier = np.maximum(late - rng.integers(1, 40, n), 1.0)
+    last = np.where(rng.random(n) < tied, late, earlier)
+    if tied == 0:
+        last = np.minimum(last, late - 1)
+        last[last < 1] = np.nan
+    n_broken = int(broken * n)
+    last[:n_broken] = late[:n_broken] + rng.integers(1, 30, n_broken)
+    X = pd.DataFrame({"last": last, "late": late})
+    domain = {"last": {"bounds": [0, 200], "missing": True}, "late": {"bounds": [0, 200]}}
+    draft_at_most(X, domain, "read_from_data")
+    rules = domain["last"].get("at_most", [])
+    assert ("late" in ([rules] if isinstance(rules, str) else rules)) is drafted  # no ratio
+
+
 def test_the_command_line_keeps_a_domain_files_rules(tmp_path):
     X = careers(800)
     X.to_csv(tmp_path / "d.csv", index=False)
