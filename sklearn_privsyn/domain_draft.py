@@ -33,8 +33,9 @@ The rules, applied column by column:
   exactly where it is) becomes ``{"derived": ...}`` (see
   :mod:`sklearn_privsyn.derived`): the synthetic rows compute it from its
   source instead of modelling it. Found, in this order: a ``"map"`` of a
-  listed column (with at least ``MIN_ROWS_PER_VALUE`` rows a value on
-  average, so that a function is not found by chance), ``"intervals"`` of a
+  listed column (with ``MIN_ROWS_PER_VALUE`` rows a value on average, or
+  where a table with the two independent would break it on
+  ``MIN_BROKEN_ROWS`` rows: not a function by chance), ``"intervals"`` of a
   binned one, ``"floordiv"`` by one of ``DIVISORS`` (at most ``MAX_CUTS + 1``
   quotients, so that the number gets a cut at each; never ``"mod"``, which would
   follow the number's noisiest, value-by-value part), and
@@ -99,7 +100,8 @@ MARK = "read_from_data"
 DEFAULT_POINT_SHARE = 0.05
 #: Most cuts drafted for one column (a derived column of more values is left out).
 MAX_CUTS = 31
-#: A listed column is drafted as the source of a map only with this many rows a value.
+#: A listed column is drafted as the source of a map with this many rows a value (or on
+#: the evidence of map_breaks_by_chance).
 MIN_ROWS_PER_VALUE = 10
 #: Divisors tried for a column that is a quotient or a remainder of another (clock parts).
 DIVISORS = (10, 100, 1000, 60, 24)
@@ -561,9 +563,11 @@ def _function_of(a, b, a_entry, b_entry):
 
     from ._coders import is_number_dtype
     from .derived import FUNCTIONS
+    from .order_rule_drafts import MIN_BROKEN_ROWS, map_breaks_by_chance
 
     if "values" in a_entry:
-        if len(a) < MIN_ROWS_PER_VALUE * a.nunique():
+        if len(a) < MIN_ROWS_PER_VALUE * a.nunique() and (
+                map_breaks_by_chance(a, b) < MIN_BROKEN_ROWS):
             return None
         pairs = pd.DataFrame({"a": a.to_numpy(), "b": b.to_numpy()}).drop_duplicates("a")
         keys, values = _drafted(pairs["a"], a_entry), _drafted(pairs["b"], b_entry)

@@ -8,7 +8,8 @@ structure, not chance. Read from the data, drafts are outside the privacy
 guarantee until the owner reviews them (``privsyn domain`` marks them so).
 The rules themselves, and how ``sample(n)`` keeps them, are in
 :mod:`sklearn_privsyn.order_rules`; the value rules' drafter
-(:mod:`sklearn_privsyn.value_rules`) shares the evidence constants here.
+(:mod:`sklearn_privsyn.value_rules`) shares the evidence constants here, and the
+drafter of derived maps the evidence of :func:`map_breaks_by_chance`.
 """
 
 from __future__ import annotations
@@ -24,7 +25,7 @@ from .order_rules import bound_text
 __all__ = ["EXCEPTION_EVIDENCE", "MAX_EXCEPTION_SHARE", "MAX_TIED_EXCEPTION_SHARE",
            "MIN_BROKEN_ROWS", "MIN_TIE_SHARE",
            "MIN_SUM_BREAK_SHARE", "MIN_TIE_SHARE_WITH_EXCEPTIONS", "SAME_SCALE_OVERLAP",
-           "draft_at_most", "drafted_numbers"]
+           "draft_at_most", "drafted_numbers", "map_breaks_by_chance"]
 
 #: draft_at_most drafts ``a <= b`` only when a == b != 0 on at least this share of the
 #: rows holding both (a tie shows the columns count the same thing; an inequality
@@ -322,3 +323,32 @@ def _independent_breaks(x, y, k):
     The share of the ``n * n`` pairs ``(x_i, y_j)`` with ``x_i > y_j + k``, times ``n``.
     """
     return np.searchsorted(np.sort(y), x - k, side="left").sum() / len(y)
+
+
+def map_breaks_by_chance(a, b, n_pairings=8):
+    """Rows a table with ``a`` and ``b`` independent would break "``b`` is a function of ``a``"
+    on: those off their group's most common ``b``, averaged over ``n_pairings`` pairings at
+    random (seeded, so that a draft reads the same each time).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sklearn_privsyn.order_rule_drafts import map_breaks_by_chance
+    >>> code = np.arange(100) % 20                      # 20 values, 5 rows each
+    >>> round(map_breaks_by_chance(code, code % 2))     # a function chance would not give
+    32
+    >>> map_breaks_by_chance(np.arange(100), code % 2)  # one row a value: any column is one
+    0.0
+    """
+    import pandas as pd
+
+    a, b = pd.factorize(np.asarray(a))[0].astype(np.int64), pd.factorize(np.asarray(b))[0]
+    k = int(b.max()) + 1 if b.size else 1
+    rng = np.random.default_rng(0)
+    broken = 0.0
+    for _ in range(n_pairings):
+        pairs, counts = np.unique(a * k + rng.permutation(b), return_counts=True)
+        groups = pairs // k
+        starts = np.flatnonzero(np.r_[True, groups[1:] != groups[:-1]])
+        broken += a.size - np.maximum.reduceat(counts, starts).sum()
+    return float(broken / n_pairings)

@@ -19,6 +19,7 @@ from sklearn_privsyn import FEM, AdaptiveProjection, PrivacyLeakWarning, QueryWo
 from sklearn_privsyn.cli import main
 from sklearn_privsyn.derived import DerivedColumn, parse_derived
 from sklearn_privsyn.domain_draft import MIN_ROWS_PER_VALUE, draft_domain
+from sklearn_privsyn.order_rule_drafts import MIN_BROKEN_ROWS, map_breaks_by_chance
 from sklearn_privsyn.domain_file import parse_domain, workload_params
 
 # declarations that leave some derived columns out make their domains learned: not the point here
@@ -342,9 +343,12 @@ def test_the_drafter_derives_the_later_of_two_columns_that_determine_each_other(
 def test_the_drafter_finds_no_function_by_chance_nor_across_missing_values():
     rng = np.random.default_rng(1)
     n = 200
-    code = rng.integers(0, 40, n)  # 5 rows a value: any column is nearly a function of it
-    X = pd.DataFrame({"code": code, "label": (code % 2).astype(str)})
-    assert n < MIN_ROWS_PER_VALUE * 40
+    # 190 codes of one row and 5 of two whose labels agree: a function, as chance gives one
+    code = np.r_[np.arange(190), np.repeat(np.arange(190, 195), 2)]
+    label = rng.choice(["a", "b"], n)
+    label[190:] = np.repeat(label[190::2], 2)
+    X = pd.DataFrame({"code": code.astype(str), "label": label})
+    assert n < MIN_ROWS_PER_VALUE * 195 and map_breaks_by_chance(code, label) < MIN_BROKEN_ROWS
     assert "derived" not in _draft(X, max_categories=50)["label"]
     X = people(1000)
     X["hour"] = X["hour"].astype(float).where(rng.random(1000) > 0.1)  # missing alone
@@ -352,6 +356,22 @@ def test_the_drafter_finds_no_function_by_chance_nor_across_missing_values():
     draft = _draft(X)
     assert "derived" not in draft["hour"] and "derived" not in draft["sex"]
     assert "derived" not in draft["clock"]  # a source is not derived
+
+
+def test_the_drafter_takes_a_map_seen_on_few_rows_a_value_that_chance_would_break():
+    # a car's make of its model: 40 models, 5 rows each (fewer than MIN_ROWS_PER_VALUE), but
+    # a table with the two independent would break the map on about 60 rows
+    rng = np.random.default_rng(2)
+    model = rng.permutation(np.repeat(np.arange(40), 5))
+    makes = rng.choice(["audi", "ford", "honda", "toyota"], 40)
+    X = pd.DataFrame({"model": [f"m{m}" for m in model], "make": makes[model],
+                      "year": rng.choice([1999, 2008], 200)})
+    assert map_breaks_by_chance(X["model"], X["make"]) >= MIN_BROKEN_ROWS
+    draft = _draft(X, max_categories=50)
+    assert draft["make"]["derived"]["of"] == "model"
+    assert dict(map(tuple, draft["make"]["derived"]["map"])) == {
+        f"m{m}": makes[m] for m in range(40)}
+    assert "derived" not in draft["year"]  # not a function of the model
 
 
 def test_the_drafter_takes_a_quotient_with_few_values_and_no_remainder():
