@@ -100,7 +100,8 @@ def draft_at_most(X, domain, mark):
 
     The rules are then reduced: one that two others imply (``a <= c + k1``,
     ``c <= b + k2``, ``k1 + k2 <= k``) is left out. Two binned numbers (not
-    clocks) positive on every row holding both, with no such rule between
+    clocks) positive on every row holding both (but for a 0 on at most
+    ``MAX_EXCEPTION_SHARE`` of them, left out), with no such rule between
     them, get ``a <= f * b`` (a flight's miles at most 8.7 times its minutes in
     the air; its minutes at most 0.37 times its miles): ``f`` the ratio ``a /
     b`` that at most ``MAX_EXCEPTION_SHARE`` of the rows exceed, rounded up to
@@ -190,8 +191,12 @@ def _present_pairs(columns, values, pairs=itertools.permutations):
 
 def _drafted_factor(x, y):
     """The ``f`` of the rule ``x <= f * y`` the data hold (see :func:`draft_at_most`), or None."""
-    if np.min(x) <= 0 or np.min(y) <= 0:
+    if np.min(x) < 0 or np.min(y) < 0:
         return None
+    zero = (x == 0) | (y == 0)  # a diamond measured 0 mm long: coding errors, a few rows
+    if zero.mean() > MAX_EXCEPTION_SHARE or (~zero).sum() < MIN_BROKEN_ROWS:
+        return None
+    x, y = x[~zero], y[~zero]
     ratio = np.sort(x / y)
     allowed = int(MAX_EXCEPTION_SHARE * len(ratio))
     top = float(ratio[len(ratio) - 1 - allowed])
