@@ -23,7 +23,7 @@ from ._number_spec import float_values
 from .order_rules import bound_text
 
 __all__ = ["EXCEPTION_EVIDENCE", "MAX_EXCEPTION_SHARE", "MAX_TIED_EXCEPTION_SHARE",
-           "MIN_BROKEN_ROWS", "MIN_TIE_SHARE",
+           "MIN_BROKEN_ROWS", "MIN_TIE_SHARE", "beyond_chance",
            "MIN_SUM_BREAK_SHARE", "MIN_TIE_SHARE_WITH_EXCEPTIONS", "SAME_SCALE_OVERLAP",
            "draft_at_most", "drafted_numbers", "map_breaks_by_chance"]
 
@@ -205,8 +205,7 @@ def _drafted_factor(x, y):
     if factor == 1:
         return None  # a <= b: the order rules' (with their ties), not a ratio's
     exceptions = int(np.sum(x > factor * y))
-    if _independent_breaks(x / factor, y, 0.0) < max(MIN_BROKEN_ROWS,
-                                                       EXCEPTION_EVIDENCE * exceptions):
+    if not beyond_chance(_independent_breaks(x / factor, y, 0.0), exceptions):
         return None
     return factor
 
@@ -224,7 +223,7 @@ def _drafted_sum_limit(x, y):
     exceptions = int(np.sum(total > k))
     if exceptions == 0 or np.mean(total == k) < MIN_TIE_SHARE_WITH_EXCEPTIONS:
         return None
-    if _independent_breaks(x, -y, k) < max(needed, EXCEPTION_EVIDENCE * exceptions):
+    if not beyond_chance(_independent_breaks(x, -y, k), exceptions, needed):
         return None
     return k
 
@@ -254,7 +253,7 @@ def _tied_order_with_exceptions(x, y):
         return False
     if np.mean(_edge(x, y, 0.0)) < MIN_TIE_SHARE:
         return False
-    return _independent_breaks(x, y, 0.0) >= max(MIN_BROKEN_ROWS, EXCEPTION_EVIDENCE * exceptions)
+    return beyond_chance(_independent_breaks(x, y, 0.0), exceptions)
 
 
 def _same_scale(x, y):
@@ -286,7 +285,7 @@ def _offset_with_exceptions(x, y):
         return None
     if np.mean(_edge(x, y, k)) < MIN_TIE_SHARE_WITH_EXCEPTIONS:
         return None
-    if _independent_breaks(x, y, k) < max(MIN_BROKEN_ROWS, EXCEPTION_EVIDENCE * exceptions):
+    if not beyond_chance(_independent_breaks(x, y, k), exceptions):
         return None
     return k
 
@@ -320,6 +319,20 @@ def _overlap(x, y):
 def _ranges_overlap(x, y):
     """Whether the ranges overlap: two counts of one kind, not an income and an age."""
     return _overlap(x, y) > 0
+
+
+def beyond_chance(broken, exceptions, needed=MIN_BROKEN_ROWS):
+    """Whether a rule the data break on ``exceptions`` rows is structure, not chance: a table
+    with its columns independent would break it on ``broken`` rows, at least
+    ``EXCEPTION_EVIDENCE`` times as many and at least ``needed``.
+
+    Examples
+    --------
+    >>> from sklearn_privsyn.order_rule_drafts import beyond_chance
+    >>> beyond_chance(552.0, 28), beyond_chance(164.0, 192), beyond_chance(29.0, 0)
+    (True, False, False)
+    """
+    return broken >= max(needed, EXCEPTION_EVIDENCE * exceptions)
 
 
 def _independent_breaks(x, y, k):

@@ -55,7 +55,7 @@ import numpy as np
 import pandas as pd
 
 from ._number_spec import float_values
-from .order_rule_drafts import EXCEPTION_EVIDENCE, MAX_EXCEPTION_SHARE, MIN_BROKEN_ROWS
+from .order_rule_drafts import MAX_EXCEPTION_SHARE, MIN_BROKEN_ROWS, beyond_chance
 from .order_rules import declarations
 
 __all__ = ["ValueRule", "check_declared_values", "check_listed", "draft_exactly_between",
@@ -452,7 +452,7 @@ def _drafted_ranges(left, right, entry):
         broken = beside.size * (1.0 - inside / values.size)
         if hi - lo < MIN_RANGE_SPAN_SHARE * (values[-1] - values[0]):
             return []  # the number is nearly a function of the column: no range for any value
-        if broken >= max(MIN_BROKEN_ROWS, EXCEPTION_EVIDENCE * exceptions):
+        if beyond_chance(broken, exceptions):
             found.append((_plain(v), _plain(lo), _plain(hi)))
     return found
 
@@ -538,7 +538,7 @@ def _exact_ranges(held, presorted, name):
         for flag, count in ((True, exceptions + apart), (False, exceptions)):
             if flag and not (missing & rows).any():
                 continue
-            if count <= allowed and broken >= max(MIN_BROKEN_ROWS, EXCEPTION_EVIDENCE * count):
+            if count <= allowed and beyond_chance(broken, count):
                 found.append({**rule, "missing": True} if flag else rule)
                 break
     return found
