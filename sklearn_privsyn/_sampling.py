@@ -40,7 +40,8 @@ def allocate_counts(weights, n_samples, rng):
     return counts
 
 
-def rake(codes, sizes, targets, *, initial=None, tol=RAKE_TOL, max_iter=RAKE_ITER):
+def rake(codes, sizes, targets, *, initial=None, tol=RAKE_TOL, max_iter=RAKE_ITER,
+         return_factors=False):
     """Weights of ``codes``' rows whose per-column shares match ``targets`` (IPF).
 
     Starting from ``initial`` (equal weights by default), each sweep scales
@@ -62,10 +63,17 @@ def rake(codes, sizes, targets, *, initial=None, tol=RAKE_TOL, max_iter=RAKE_ITE
         as it is.
     initial : ndarray of shape (n_rows,), default=None
         Non-negative starting weights (a row of weight 0 keeps it).
+    return_factors : bool, default=False
+        Whether to return each column's factors too.
 
     Returns
     -------
     weights : ndarray of shape (n_rows,), summing to 1.
+    factors : list of ndarray
+        Only with ``return_factors``: each column's factor of each code (1 for
+        a code no row holds, and for a column left as it is); the weights are
+        ``initial`` times the product of the factors of a row's codes,
+        normalised.
 
     Examples
     --------
@@ -79,6 +87,7 @@ def rake(codes, sizes, targets, *, initial=None, tol=RAKE_TOL, max_iter=RAKE_ITE
     else:
         weights = np.asarray(initial, dtype=float) / np.sum(initial)
     columns = [np.ascontiguousarray(codes[:, a]) for a in range(len(sizes))]
+    factors = [np.ones(size) for size in sizes]
     before = np.inf
     for _ in range(max_iter):
         worst = 0.0
@@ -92,8 +101,10 @@ def rake(codes, sizes, targets, *, initial=None, tol=RAKE_TOL, max_iter=RAKE_ITE
             worst = max(worst, 0.5 * float(np.abs(current - target).sum()))
             factor = np.divide(target, current, out=np.ones(size), where=held)
             weights = weights * factor[columns[a]]
-            weights /= weights.sum()
+            total = weights.sum()
+            weights /= total
+            factors[a] *= factor / total
         if worst <= tol or abs(before - worst) < tol / 10:
             break
         before = worst
-    return weights
+    return (weights, factors) if return_factors else weights

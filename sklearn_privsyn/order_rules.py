@@ -19,8 +19,11 @@ one closest to uniform (in Kullback-Leibler divergence) with those shares;
 where the model puts mass that the rules forbid (a role longer than most
 tenures), the shares cannot all be met and the rows keep what the rules
 allow. ``n`` rows are then drawn by weight, none twice (a row's weight is
-capped at one draw). It reads nothing but the fitted model and the
-declaration, so it costs no budget: post-processing.
+capped at one draw). Where the model draws the rules' columns independently,
+their kept rows are first moved toward those shares by Metropolis moves
+(rows keeping many rules together are rare among the model's draws). It
+reads nothing but the fitted model and the declaration, so it costs no
+budget: post-processing.
 
 A declaration is ``{column: bound}``, ``bound`` a column name, a column
 name plus or minus a number (``"Age - 18"``, spaces around the sign), a
@@ -80,6 +83,15 @@ MAX_POOL_ROWS = 2_000_000
 REDRAWS = 10
 #: The numbers a rule compares keep their shares in up to this many quantile groups.
 FINE_GROUPS = 50
+#: A block of a product model moves its kept rows toward the re-weighted shares in this many
+#: rounds of MOVE_SWEEPS sweeps (one column at a time), before the last re-weighting; each
+#: round multiplies the tilt by the re-weighting's factors to the power MOVE_STEP (a full
+#: step overshoots where the shares and the rules disagree) ...
+MOVE_ROUNDS = 10
+MOVE_SWEEPS = 3
+MOVE_STEP = 0.3
+#: ... when its pool holds at most this many kept rows (a block of n rows up to 40,000).
+MOVE_MAX_ROWS = 200_000
 
 
 @dataclass(frozen=True)
@@ -374,9 +386,12 @@ def sample_keeping_rules(draw, rules, sizes, n_samples, rng, *, block=None, rede
     keep = None if block is None else [c for c, _ in block]
     wanted = (POOL_KEPT_PER_ROW if block is None else BLOCK_KEPT_PER_ROW) * n_samples
     codes, drawn_values, values, kept, frames = [], [], [], [], []
+    bank = None  # a block's first batch of the model's rows, as drawn
     while (not codes or sum(len(f) for f in frames) < wanted
            and len(codes) < MAX_BATCHES and len(codes) * batch < MAX_POOL_ROWS):
         c, f = draw(batch, rng)
+        if bank is None and block is not None:
+            bank = (c[:, coded], f[keep].reset_index(drop=True))
         k = rules_kept(rules, f)
         drawn = final = _number_values(f, numbers)
         if redecode is not None and numbers and not k.all():
@@ -407,14 +422,19 @@ def sample_keeping_rules(draw, rules, sizes, n_samples, rng, *, block=None, rede
         _fine_groups(v, e) for v, e in zip(np.concatenate(values).T, edges)])
     group_sizes = [sizes[i] for i in coded] + [len(e) + 2 for e in edges]
     targets = [np.bincount(g, minlength=s) / len(g) for g, s in zip(model.T, group_sizes)]
-    weights = rake(groups[kept], group_sizes, targets)
     rows = pd.concat(frames, ignore_index=True)
+    groups = groups[kept]
+    if (block is not None and all(i is not None for _, i in block)
+            and len(rows) <= MOVE_MAX_ROWS):
+        groups = _move_block_rows(bank, rules, block, numbers, edges, rows, groups,
+                                  (group_sizes, targets), rng)
+    weights = rake(groups, group_sizes, targets)
     if block is None:  # whole rows: none drawn twice
         weights = capped_shares(weights, n_samples)
     # kept rows in the order of their codes (then values): the systematic draw of
     # allocate_counts then meets every cell's share within one row, as drawing from the
     # model without rules does, where rows in draw order would be a multinomial draw
-    order = np.lexsort(groups[kept].T[::-1])
+    order = np.lexsort(groups.T[::-1])
     counts = np.empty(len(rows), dtype=np.int64)
     counts[order] = allocate_counts(weights[order], n_samples, rng)
     picked = np.repeat(np.arange(len(rows)), counts)
@@ -425,6 +445,54 @@ def sample_keeping_rules(draw, rules, sizes, n_samples, rng, *, block=None, rede
     for col in keep:
         out[col] = rows[col].set_axis(out.index)
     return out
+
+
+def _move_block_rows(bank, rules, block, numbers, edges, rows, groups, shares, rng):
+    """Move the kept rows of a block drawn from a product model toward the shares.
+
+    Rows that keep many rules together are rare among the model's draws (a
+    batter with no hit, no run, no extra base and no stolen base): too rare for
+    the re-weighting alone to give them their share. Each round re-weights the
+    rows (:func:`~sklearn_privsyn._sampling.rake`, its factors the tilt
+    ``t``), then each sweep proposes for every row, one column at a time, the
+    column's value in a row of ``bank`` (``(codes, rows)`` of the model, as
+    drawn) picked at random, accepted when the row keeps the rules and with
+    chance ``min(1, t(new) / t(old))``: Metropolis moves whose stationary
+    distribution is the bank's (the model's columns, independent) times the
+    tilt, on the rows keeping the rules. ``rows`` (the block's columns)
+    change in place; returns the rows' new groups (codes, then the numbers'
+    fine groups).
+    """
+    sizes, targets = shares
+    bank_codes, bank_rows = bank
+    # each column's groups in the bank: its codes, then its fine group if a number
+    bank_groups = {j: [(j, bank_codes[:, j])] for j in range(len(block))}
+    for k, col in enumerate(numbers):
+        j = [c for c, _ in block].index(col)
+        bank_groups[j].append((len(block) + k,
+                               _fine_groups(float_values(bank_rows[col]), edges[k])))
+    touching = {col: [r for r in rules if col in r.columns] for col, _ in block}
+    read = {col: list(dict.fromkeys(c for r in touching[col] for c in r.columns))
+            for col, _ in block}
+    tilt = [np.ones(size) for size in sizes]
+    for _ in range(MOVE_ROUNDS):
+        factors = rake(groups, sizes, targets, return_factors=True)[1]
+        tilt = [t * f**MOVE_STEP for t, f in zip(tilt, factors)]
+        for _ in range(MOVE_SWEEPS):
+            for j, (col, _) in enumerate(block):
+                pick = rng.integers(len(bank_rows), size=len(rows))
+                new = bank_rows[col].iloc[pick].set_axis(rows.index)
+                ratio = np.ones(len(rows))
+                with np.errstate(divide="ignore", invalid="ignore"):  # a tilt of 0: never
+                    for a, g in bank_groups[j]:                      # entered, left at once
+                        ratio = ratio * tilt[a][g[pick]] / tilt[a][groups[:, a]]
+                proposal = rows[read[col]].copy()  # (the other rules hold: columns kept)
+                proposal[col] = new
+                accept = rules_kept(touching[col], proposal) & (rng.random(len(rows)) < ratio)
+                rows[col] = new.where(accept, rows[col])
+                for a, g in bank_groups[j]:
+                    groups[accept, a] = g[pick][accept]
+    return groups
 
 
 def capped_shares(weights, n_samples):
