@@ -24,16 +24,18 @@ from .order_rules import bound_text
 
 __all__ = ["EXCEPTION_EVIDENCE", "MAX_EXCEPTION_SHARE", "MAX_TIED_EXCEPTION_SHARE",
            "MIN_BROKEN_ROWS", "MIN_TIE_SHARE", "beyond_chance",
-           "MIN_SUM_BREAK_SHARE", "MIN_TIE_SHARE_WITH_EXCEPTIONS", "SAME_SCALE_OVERLAP",
+           "MIN_SUM_BREAK_SHARE", "MIN_TIE_SHARE_WITH_EXCEPTIONS", "MIN_UNTIED_BREAK_SHARE",
            "draft_at_most", "drafted_numbers", "map_breaks_by_chance"]
 
 #: draft_at_most drafts ``a <= b`` only when a == b != 0 on at least this share of the
 #: rows holding both (a tie shows the columns count the same thing; an inequality
 #: between unrelated columns holds with no tie).
 MIN_TIE_SHARE = 0.01
-#: ... or, with fewer ties, when each column's range overlaps the other's on at least this
-#: share of its span and an independent pairing would break it on MIN_BROKEN_ROWS rows.
-SAME_SCALE_OVERLAP = 0.5
+#: ... or, with fewer ties, when an independent pairing would break it on this share of the
+#: rows (and MIN_BROKEN_ROWS): the bulk of the two columns in order (a batter's hits within
+#: his at-bats: 32%; a loan's balance within it: 44%), not only an edge (a count of debit
+#: accounts within the debit limit, broken only where the limit is 0: 1.3%).
+MIN_UNTIED_BREAK_SHARE = 0.05
 #: A rule drafted from the data (an order rule with a constant, a value implying others) must
 #: be one a table with its two columns independent would break on at least this many rows:
 #: the chance that the data keep it with the two independent is then below exp(-30).
@@ -73,9 +75,11 @@ def draft_at_most(X, domain, mark):
     * ``k == 0``: ``a <= b`` is drafted when ``a == b != 0`` on at least
       ``MIN_TIE_SHARE`` of the rows (a tie shows the two count the same thing;
       an inequality between unrelated columns holds with no tie), or, with
-      fewer ties, when each range overlaps the other on ``SAME_SCALE_OVERLAP``
-      of its span and an independent pairing would break it on
-      ``MIN_BROKEN_ROWS`` rows (a balance left on a loan);
+      fewer ties, when the ranges overlap and an independent pairing would
+      break it on ``MIN_UNTIED_BREAK_SHARE`` of the rows and ``MIN_BROKEN_ROWS``
+      (a balance left on a loan, a batter's hits within his at-bats; a count
+      of accounts below a dollar limit is kept by nearly any pairing and
+      stays undrafted);
     * ``k`` another whole number: ``a <= b + k`` (years worked at most the
       age less 18) when the two columns' ranges overlap (two counts of one
       kind), ``a - b == k`` on at least ``MIN_TIE_SHARE`` of the rows, the
@@ -236,8 +240,8 @@ def _drafted_offset(x, y):
     if k != 0 and _offset_rule_holds(x, y, k):
         return k
     found = _offset_with_exceptions(x, y)
-    if found is None and k == 0 and _same_scale(x, y) and (
-            _independent_breaks(x, y, 0.0) >= MIN_BROKEN_ROWS):
+    if found is None and k == 0 and _ranges_overlap(x, y) and _independent_breaks(
+            x, y, 0.0) >= max(MIN_BROKEN_ROWS, MIN_UNTIED_BREAK_SHARE * len(x)):
         return 0.0  # 0 is no constant fitted to the data: no tie needed at its edge
     if found is None and k > 0 and _tied_order_with_exceptions(x, y):
         return 0.0
@@ -254,16 +258,6 @@ def _tied_order_with_exceptions(x, y):
     if np.mean(_edge(x, y, 0.0)) < MIN_TIE_SHARE:
         return False
     return beyond_chance(_independent_breaks(x, y, 0.0), exceptions)
-
-
-def _same_scale(x, y):
-    """Whether the two ranges overlap on at least half of each (a balance and its loan).
-
-    Where the columns rarely tie, only this tells two amounts of one kind from
-    a count below an amount of money.
-    """
-    overlap = _overlap(x, y)
-    return overlap > 0 and overlap >= SAME_SCALE_OVERLAP * max(np.ptp(x), np.ptp(y))
 
 
 def _offset_with_exceptions(x, y):

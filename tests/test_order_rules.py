@@ -420,7 +420,7 @@ def test_the_drafter_reads_a_rule_where_both_numbers_are_present_however_few(joi
     (lambda loan, u: np.where(u < 0.001, loan, np.round(loan * u, 2)), True),
     # the same balance on one row in 3,000 above its loan: not every row, no rule
     (lambda loan, u: np.where(np.arange(len(u)) == 7, loan + 1, np.round(loan * u, 2)), False),
-    # a count of accounts (0-30) never above an amount of 1,000-40,000: another scale
+    # a count of accounts (0-30) never above an amount of 1,000-40,000: any pairing keeps it
     (lambda loan, u: np.floor(30 * u), False),
 ])
 def test_the_drafter_takes_a_rule_without_ties_between_amounts_of_one_kind(debt, drafted):
@@ -431,6 +431,19 @@ def test_the_drafter_takes_a_rule_without_ties_between_amounts_of_one_kind(debt,
     draft_at_most(X, domain, "read_from_data")
     assert domain["left"].get("at_most") == ("loan" if drafted else None)
     assert "at_most" not in domain["loan"]
+
+
+def test_the_drafter_takes_a_count_within_a_count_of_wider_range():
+    # a batter's hits (0-214) within his at-bats (0-680), equal on no row: the at-bats' range is
+    # three times the hits', an independent pairing breaks the rule on hundreds of rows
+    rng = np.random.default_rng(2)
+    at_bat = np.round(rng.uniform(0, 1, 1200) ** 2 * 680)
+    hit = np.floor(at_bat * rng.uniform(0.15, 0.32, 1200))
+    X = pd.DataFrame({"at_bat": at_bat, "hit": hit})
+    domain = {c: {"bounds": [0, 700]} for c in X}
+    draft_at_most(X, domain, "read_from_data")
+    assert domain["hit"].get("at_most") == "at_bat"
+    assert "at_most" not in domain["at_bat"]
 
 
 @pytest.mark.parametrize("broken, tied, drafted", [
