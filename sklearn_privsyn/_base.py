@@ -361,7 +361,8 @@ class BaseSynthesizer(BaseEstimator):
                     block = [(c, columns.index(c) if c in columns else None) for c in names]
                     drawn = sample_keeping_rules(
                         self._draw_rows, group, sizes, int(n_samples), rng, block=block,
-                        redecode=functools.partial(self._decode_codes, columns=names))
+                        redecode=functools.partial(self._decode_codes, columns=names),
+                        derived={c: self.workload_.derived_[c] for c, i in block if i is None})
                     for c in names:
                         frame[c] = drawn[c].set_axis(frame.index)
             else:

@@ -16,13 +16,15 @@ the rest of a draft.
 """
 
 import itertools
+from fractions import Fraction
 
 import numpy as np
 
 from ._coders import is_number_dtype
 from ._number_spec import float_values
 
-__all__ = ["MAX_DECIMALS", "MAX_OFF_SHARE", "last_decimal", "sum_of"]
+__all__ = ["MAX_DECIMALS", "MAX_DENOMINATOR", "MAX_OFF_SHARE", "draft_linear", "last_decimal",
+           "sum_of"]
 
 #: A total's last decimal is found among 10**0 .. 10**-MAX_DECIMALS.
 MAX_DECIMALS = 6
@@ -30,6 +32,11 @@ MAX_DECIMALS = 6
 HEAD_ROWS = 1000
 #: A total (or difference) may be off on at most this share of the present rows.
 MAX_OFF_SHARE = 0.001
+#: The weights and constant of a drafted linear relation are fractions with at most this
+#: denominator (a month is a twelfth of a year).
+MAX_DENOMINATOR = 12
+#: A linear relation is looked for on at least this many rows a term (and 30).
+ROWS_PER_TERM = 10
 
 
 def _numbers(series):
@@ -127,3 +134,104 @@ def _total_of(y, candidates, missing, head, pointed=()):
         else:
             return list(combo), weights
     return None
+
+
+def draft_linear(X, domain, isna, mark):
+    """Draft as derived each number that is a linear relation of others the sums do not cover.
+
+    For a number ``b`` (drafted ``"bounds"`` or listed numbers), the numbers
+    missing exactly where it is are its candidates: least squares on the first
+    ``HEAD_ROWS`` rows finds whether ``b`` is ``w_1 a_1 + ... + w_k a_k + c``
+    to half its last decimal, then sources are dropped one at a time (the
+    smallest terms first) while the relation holds. It is drafted when
+    ``k >= 2``, the weights are positive (``b`` is the total of its parts, not
+    a part: the year is no date less a twelfth of the month), the weights and
+    ``c`` are fractions of denominator at most
+    ``MAX_DENOMINATOR`` and it holds on all but ``MAX_OFF_SHARE`` of the rows,
+    and when :func:`sum_of` would not find it (a constant, a weight that is no
+    whole number, or four sources or more): a date in years of its year and
+    month, ``year + (month - 1) / 12``; a batter's total bases, ``hit + double +
+    2 triple + 3 home_run``. Drafted first, so that the sources stay modelled
+    (the year is no interval of the date). Returns the sources.
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> X = pd.DataFrame({"year": [2000, 2000, 2001, 2003, 2003] * 8,
+    ...                   "month": [1, 7, 12, 3, 5] * 8})
+    >>> X["date"] = X["year"] + (X["month"] - 1) / 12
+    >>> domain = {c: {"bounds": [0, 3000]} for c in X}
+    >>> sorted(draft_linear(X, domain, {c: X[c].isna().to_numpy() for c in X}, "read"))
+    ['month', 'year']
+    >>> domain["date"]["derived"]
+    {'of': ['year', 'month'], 'expression': '`year` + `month` / 12 - 1 / 12'}
+    """
+    values = {c: v for c in X.columns if "values" in domain[c] or "bounds" in domain[c]
+              for v in [_numbers(X[c])] if v is not None}
+    sources = set()
+    for b in values:
+        if b in sources:
+            continue
+        candidates = [c for c in values if c != b and c not in sources
+                      and "derived" not in domain[c] and np.array_equal(isna[c], isna[b])]
+        found = _linear_of(values[b], {c: values[c] for c in candidates}, ~isna[b])
+        if found is not None:
+            domain[b] = {"derived": found, mark: True}
+            sources.update(found["of"])
+    return sources
+
+
+def _linear_of(y, candidates, present):
+    """The derived spec of ``y`` as a linear relation of ``candidates`` (see
+    :func:`draft_linear`), or None."""
+    rows = np.flatnonzero(present)
+    names = list(candidates)
+    if len(names) < 2 or len(rows) < max(30, ROWS_PER_TERM * (len(names) + 1)):
+        return None
+    head = rows[:max(HEAD_ROWS, ROWS_PER_TERM * (len(names) + 1))]
+    tolerance = 0.5 * last_decimal(y) + 1e-9 * max(1.0, float(np.max(np.abs(y[rows]))))
+
+    def fit(terms, at):
+        design = np.column_stack([candidates[c][at] for c in terms] + [np.ones(len(at))])
+        coef = np.linalg.lstsq(design, y[at], rcond=None)[0]
+        return coef, bool(np.all(np.abs(design @ coef - y[at]) <= tolerance))
+
+    coef, exact = fit(names, head)
+    if not exact:
+        return None
+    scale = [abs(w) * np.std(candidates[c][head]) for c, w in zip(names, coef)]
+    terms = list(names)
+    for c in [names[i] for i in np.argsort(scale)]:
+        if len(terms) > 2 and fit([t for t in terms if t != c], head)[1]:
+            terms.remove(c)
+    nice = [Fraction(float(w)).limit_denominator(MAX_DENOMINATOR) for w in fit(terms, head)[0]]
+    weights, constant = nice[:-1], nice[-1]  # (the rows then check the fractions)
+    if any(w <= 0 for w in weights) or (constant == 0 and len(terms) <= 3
+                                        and all(w.denominator == 1 for w in weights)):
+        return None  # a part, not the total (hits are total bases less ...), or a sum of sum_of
+    total = sum(float(w) * candidates[c][rows] for c, w in zip(terms, weights)) + float(constant)
+    if np.sum(np.abs(total - y[rows]) > tolerance) > MAX_OFF_SHARE * len(rows):
+        return None
+    if constant == 0 and all(w.denominator == 1 for w in weights):
+        return {"of": terms, "sum": [int(w) for w in weights]}
+    return {"of": terms, "expression": _linear_text(terms, weights, constant)}
+
+
+def _linear_text(terms, weights, constant):
+    """The formula ``w_1 a_1 + ... + c`` as an expression's text (names in backticks)."""
+    parts = []
+    for name, w in [*zip(terms, weights), (None, constant)]:
+        if w == 0:
+            continue
+        size = abs(w)
+        if name is None:
+            text = str(size.numerator)
+        else:
+            text = f"`{name}`" if size.numerator == 1 else f"{size.numerator} * `{name}`"
+        if size.denominator != 1:
+            text += f" / {size.denominator}"
+        if parts:
+            parts.append(f"{'-' if w < 0 else '+'} {text}")
+        else:
+            parts.append(f"-{text}" if w < 0 else text)
+    return " ".join(parts)

@@ -32,7 +32,9 @@ The rules, applied column by column:
 * a column that is a function of another one on every row (and missing
   exactly where it is) becomes ``{"derived": ...}`` (see
   :mod:`sklearn_privsyn.derived`): the synthetic rows compute it from its
-  source instead of modelling it. Found, in this order: a ``"map"`` of a
+  source instead of modelling it. Found, in this order: a linear relation
+  of numbers no sum below covers (:func:`~sklearn_privsyn._sum_draft.draft_linear`:
+  a date of its year and month), a ``"map"`` of a
   listed column (with ``MIN_ROWS_PER_VALUE`` rows a value on average, or
   where a table with the two independent would break it on
   ``MIN_BROKEN_ROWS`` rows: not a function by chance), ``"intervals"`` of a
@@ -53,8 +55,7 @@ The rules, applied column by column:
   age group of an age: each of its values holds the rows of one interval
   of the number, and the intervals do not overlap, on the rows where both
   are present) gets the intervals' boundaries as ``"cuts"``, so that no bin
-  straddles one (at most ``MAX_CUTS``; ``bins`` grows to one an interval
-  if needed);
+  straddles one (at most ``MAX_CUTS``; ``bins`` grows to one an interval if needed);
 * a day of the month (whole numbers up to 31) beside a listed month (1 to
   12), within the month's length on every row, gets ``"day_of"``: its month
   (with its year, when a listed year column decides February 29), so that
@@ -423,12 +424,12 @@ def _draft_derived(X, domain):
     import numpy as np
     import pandas as pd
 
-    from ._sum_draft import sum_of
+    from ._sum_draft import draft_linear, sum_of
 
     columns = list(X.columns)
     isna = {c: X[c].isna().to_numpy() for c in columns}
     codes = {c: pd.factorize(X[c])[0] for c in columns}
-    sources = set()
+    sources = draft_linear(X, domain, isna, MARK)
     for b in columns:
         if b in sources or "values" not in domain[b] and "bounds" not in domain[b]:
             continue

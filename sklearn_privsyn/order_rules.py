@@ -329,7 +329,8 @@ def rule_groups(rules, derived):
     return [(g, rule_block(g, derived)) for g in ordered]
 
 
-def sample_keeping_rules(draw, rules, sizes, n_samples, rng, *, block=None, redecode=None):
+def sample_keeping_rules(draw, rules, sizes, n_samples, rng, *, block=None, redecode=None,
+                         derived=None):
     """``n_samples`` rows of a model that keep every rule, with the model's 1-way shares.
 
     The shares restored are those of each modelled column's codes and, for
@@ -357,6 +358,10 @@ def sample_keeping_rules(draw, rules, sizes, n_samples, rng, *, block=None, rede
         several draws) while the rows stay apart, and every share is met as
         the rules allow. The code index is the column's in ``codes`` (None
         for a derived column).
+    derived : dict, default=None
+        ``{column: DerivedColumn}`` of the block's derived columns, computed
+        again from their sources when the rows are moved (without it, a block
+        holding a derived column is not moved).
     redecode : callable, default=None
         ``redecode(codes, rng) -> frame``: rows decoded from given codes
         (values drawn inside their bins), in at least the rules' columns (the
@@ -424,9 +429,11 @@ def sample_keeping_rules(draw, rules, sizes, n_samples, rng, *, block=None, rede
     targets = [np.bincount(g, minlength=s) / len(g) for g, s in zip(model.T, group_sizes)]
     rows = pd.concat(frames, ignore_index=True)
     groups = groups[kept]
-    if (block is not None and all(i is not None for _, i in block)
+    derived = derived or {}
+    if (block is not None and all(i is not None or c in derived for c, i in block)
+            and not any(set(d.sources) & set(derived) for d in derived.values())
             and len(rows) <= MOVE_MAX_ROWS):
-        groups = _move_block_rows(bank, rules, block, numbers, edges, rows, groups,
+        groups = _move_block_rows(bank, rules, (block, derived), numbers, edges, rows, groups,
                                   (group_sizes, targets), rng)
     weights = rake(groups, group_sizes, targets)
     if block is None:  # whole rows: none drawn twice
@@ -454,44 +461,50 @@ def _move_block_rows(bank, rules, block, numbers, edges, rows, groups, shares, r
     batter with no hit, no run, no extra base and no stolen base): too rare for
     the re-weighting alone to give them their share. Each round re-weights the
     rows (:func:`~sklearn_privsyn._sampling.rake`, its factors the tilt
-    ``t``), then each sweep proposes for every row, one column at a time, the
-    column's value in a row of ``bank`` (``(codes, rows)`` of the model, as
-    drawn) picked at random, accepted when the row keeps the rules and with
-    chance ``min(1, t(new) / t(old))``: Metropolis moves whose stationary
-    distribution is the bank's (the model's columns, independent) times the
-    tilt, on the rows keeping the rules. ``rows`` (the block's columns)
-    change in place; returns the rows' new groups (codes, then the numbers'
-    fine groups).
+    ``t``), then each sweep proposes for every row, one modelled column at a
+    time, the column's value in a row of ``bank`` (``(codes, rows)`` of the
+    model, as drawn) picked at random, with the derived columns of it computed
+    again, accepted when the row keeps the rules and with chance ``min(1,
+    t(new) / t(old))``: Metropolis moves whose stationary distribution is the
+    bank's (the model's columns, independent) times the tilt, on the rows
+    keeping the rules. ``block`` is ``(block, derived)``; ``rows`` (the
+    block's columns) change in place; returns the rows' new groups (codes,
+    then the numbers' fine groups).
     """
-    sizes, targets = shares
+    (block, derived), (sizes, targets) = block, shares
     bank_codes, bank_rows = bank
-    # each column's groups in the bank: its codes, then its fine group if a number
-    bank_groups = {j: [(j, bank_codes[:, j])] for j in range(len(block))}
-    for k, col in enumerate(numbers):
-        j = [c for c, _ in block].index(col)
-        bank_groups[j].append((len(block) + k,
-                               _fine_groups(float_values(bank_rows[col]), edges[k])))
-    touching = {col: [r for r in rules if col in r.columns] for col, _ in block}
-    read = {col: list(dict.fromkeys(c for r in touching[col] for c in r.columns))
-            for col, _ in block}
+    coded = [c for c, i in block if i is not None]
+    fine = {c: (len(coded) + k, edges[k]) for k, c in enumerate(numbers)}
+    moves = {}  # a modelled column: its code group, what it changes, the rules to check
+    for j, col in enumerate(coded):
+        changed = [col] + [d for d, spec in derived.items() if col in spec.sources]
+        touching = [r for r in rules if set(r.columns) & set(changed)]
+        read = [*changed, *(c for d in changed[1:] for c in derived[d].sources),
+                *(c for r in touching for c in r.columns)]
+        moves[col] = (j, changed, touching, list(dict.fromkeys(read)))
     tilt = [np.ones(size) for size in sizes]
     for _ in range(MOVE_ROUNDS):
         factors = rake(groups, sizes, targets, return_factors=True)[1]
         tilt = [t * f**MOVE_STEP for t, f in zip(tilt, factors)]
         for _ in range(MOVE_SWEEPS):
-            for j, (col, _) in enumerate(block):
+            for col, (j, changed, touching, read) in moves.items():
                 pick = rng.integers(len(bank_rows), size=len(rows))
-                new = bank_rows[col].iloc[pick].set_axis(rows.index)
+                proposal = rows[read].copy()  # (the other rules hold: columns kept)
+                proposal[col] = bank_rows[col].iloc[pick].set_axis(rows.index)
+                for d in changed[1:]:
+                    proposal[d] = derived[d].compute(proposal, rng).set_axis(rows.index)
+                new = [(j, bank_codes[pick, j])] + [
+                    (fine[c][0], _fine_groups(float_values(proposal[c]), fine[c][1]))
+                    for c in changed if c in fine]
                 ratio = np.ones(len(rows))
                 with np.errstate(divide="ignore", invalid="ignore"):  # a tilt of 0: never
-                    for a, g in bank_groups[j]:                      # entered, left at once
-                        ratio = ratio * tilt[a][g[pick]] / tilt[a][groups[:, a]]
-                proposal = rows[read[col]].copy()  # (the other rules hold: columns kept)
-                proposal[col] = new
-                accept = rules_kept(touching[col], proposal) & (rng.random(len(rows)) < ratio)
-                rows[col] = new.where(accept, rows[col])
-                for a, g in bank_groups[j]:
-                    groups[accept, a] = g[pick][accept]
+                    for a, g in new:                                 # entered, left at once
+                        ratio = ratio * tilt[a][g] / tilt[a][groups[:, a]]
+                accept = rules_kept(touching, proposal) & (rng.random(len(rows)) < ratio)
+                for c in changed:
+                    rows[c] = proposal[c].where(accept, rows[c])
+                for a, g in new:
+                    groups[accept, a] = g[accept]
     return groups
 
 
