@@ -214,6 +214,8 @@ def _linear_of(y, candidates, present):
         return None
     if constant == 0 and all(w.denominator == 1 for w in weights):
         return {"of": terms, "sum": [int(w) for w in weights]}
+    if not all(isinstance(c, str) for c in terms):
+        return None  # a formula names its columns by text
     return {"of": terms, "expression": _linear_text(terms, weights, constant)}
 
 
