@@ -391,12 +391,11 @@ def sample_keeping_rules(draw, rules, sizes, n_samples, rng, *, block=None, rede
     keep = None if block is None else [c for c, _ in block]
     wanted = (POOL_KEPT_PER_ROW if block is None else BLOCK_KEPT_PER_ROW) * n_samples
     codes, drawn_values, values, kept, frames = [], [], [], [], []
-    bank = None  # a block's first batch of the model's rows, as drawn
+    bank = None  # the first batch of the model's rows, as drawn (a block's moves read it)
     while (not codes or sum(len(f) for f in frames) < wanted
            and len(codes) < MAX_BATCHES and len(codes) * batch < MAX_POOL_ROWS):
         c, f = draw(batch, rng)
-        if bank is None and block is not None:
-            bank = (c[:, coded], f[keep].reset_index(drop=True))
+        bank = (c, f) if bank is None else bank
         k = rules_kept(rules, f)
         drawn = final = _number_values(f, numbers)
         if redecode is not None and numbers and not k.all():
@@ -433,6 +432,7 @@ def sample_keeping_rules(draw, rules, sizes, n_samples, rng, *, block=None, rede
     if (block is not None and all(i is not None or c in derived for c, i in block)
             and not any(set(d.sources) & set(derived) for d in derived.values())
             and len(rows) <= MOVE_MAX_ROWS):
+        bank = (bank[0][:, coded], bank[1][keep].reset_index(drop=True))
         groups = _move_block_rows(bank, rules, (block, derived), numbers, edges, rows, groups,
                                   (group_sizes, targets), rng)
     weights = rake(groups, group_sizes, targets)
