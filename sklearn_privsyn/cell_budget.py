@@ -7,7 +7,11 @@ rule) and the whole workload (``cell_budget``): marginals above
 ``max_cells`` are dropped, and while the remaining ones exceed the budget,
 a random subset (seeded, so ``fit`` and ``evaluate`` agree) is kept. When
 no k-way marginal has at most ``max_cells`` cells, ``k`` is lowered until
-one has. Only the domain sizes and the row count are read, never the rows:
+one has. Every column is in a chosen marginal: a column in none of them (its
+every k-way marginal too big, or left out of the subset) gets its marginals
+of the highest lower arity that fit, while the budget lasts, and at least
+its 1-way marginal; a column in no marginal would be drawn uniformly, the
+synthesizers knowing nothing of it. Only the domain sizes and the row count are read, never the rows:
 the choice costs no privacy when the domain is public (and the row count is
 public under the replace-one neighbouring relation).
 """
@@ -39,7 +43,8 @@ class MarginalChoice:
     k : int
         Their arity (lower than requested when no k-way marginal fitted).
     n_cells : int
-        Total cells of the chosen marginals.
+        Total cells of the chosen marginals (the cover's included: it may
+        exceed ``cell_budget`` by the 1-way marginals it adds).
     n_eligible : int
         k-way marginals with at most ``max_cells`` cells.
     n_too_big : int
@@ -48,6 +53,9 @@ class MarginalChoice:
         The per-marginal limit applied.
     cell_budget : int
         The total budget applied.
+    covered : tuple of str
+        Columns in none of the k-way marginals chosen, given lower-order
+        ones (last in ``marginals``).
     """
 
     marginals: tuple
@@ -57,16 +65,21 @@ class MarginalChoice:
     n_too_big: int
     max_cells: int
     cell_budget: int
+    covered: tuple = ()
 
     def describe(self):
         """One sentence saying what was chosen, for the command line's stderr."""
+        n_k_way = sum(len(m) == self.k for m in self.marginals)
         text = (
-            f"{len(self.marginals)} of {self.n_eligible} eligible {self.k}-way marginals "
+            f"{n_k_way} of {self.n_eligible} eligible {self.k}-way marginals "
             f"({self.n_cells:,} cells; at most {self.max_cells:,} cells each, "
             f"{self.cell_budget:,} in all)"
         )
         if self.n_too_big:
             text += f"; {self.n_too_big} larger marginals dropped"
+        if self.covered:
+            text += (f"; {len(self.marginals) - n_k_way} lower-order marginals added for the "
+                     f"columns in none of them: {', '.join(map(repr, self.covered))}")
         return text
 
 
@@ -115,10 +128,10 @@ def budgeted_marginals(domain_sizes, *, k=3, max_cells=None, cell_budget=DEFAULT
     --------
     >>> sizes = {"a": 2, "b": 3, "c": 50, "d": 4}
     >>> choice = budgeted_marginals(sizes, k=2, max_cells=20, cell_budget=1000)
-    >>> choice.marginals
-    (('a', 'b'), ('a', 'd'), ('b', 'd'))
+    >>> choice.marginals  # c has 50 codes: its 1-way marginal alone
+    (('a', 'b'), ('a', 'd'), ('b', 'd'), ('c',))
     >>> choice.describe()
-    '3 of 3 eligible 2-way marginals (26 cells; at most 20 cells each, 1,000 in all); 3 larger marginals dropped'
+    "3 of 3 eligible 2-way marginals (76 cells; at most 20 cells each, 1,000 in all); 3 larger marginals dropped; 1 lower-order marginals added for the columns in none of them: 'c'"
     """
     import numpy as np
     from sklearn.utils import check_random_state
@@ -159,12 +172,48 @@ def budgeted_marginals(domain_sizes, *, k=3, max_cells=None, cell_budget=DEFAULT
                 keep[j] = True
                 total += cells[j]
     chosen = [m for m, kept in zip(eligible, keep, strict=True) if kept]
+    chosen, uncovered = _cover_every_column(chosen, sizes, arity, limit, cell_budget)
     return MarginalChoice(
         marginals=tuple(tuple(columns[a] for a in m) for m in chosen),
         k=arity,
-        n_cells=int(cells[keep].sum()),
+        n_cells=sum(math.prod(sizes[a] for a in m) for m in chosen),
         n_eligible=len(eligible),
         n_too_big=n_too_big,
         max_cells=int(limit),
         cell_budget=cell_budget,
+        covered=tuple(columns[a] for a in uncovered),
     )
+
+
+def _cover_every_column(chosen, sizes, arity, limit, cell_budget):
+    """``chosen`` with marginals for each column in none of it, and those columns.
+
+    A column's marginals of the highest arity below ``arity`` with at most
+    ``limit`` cells, in enumeration order while the total stays within
+    ``cell_budget``; its 1-way marginal when none is added.
+    """
+    import itertools
+
+    chosen = list(chosen)
+    total = sum(math.prod(sizes[a] for a in m) for m in chosen)
+    covered = {a for m in chosen for a in m}
+    uncovered = [a for a in range(len(sizes)) if a not in covered]
+    added = []  # (arity 1: no lower arity to try)
+    for column in uncovered:  # each its own marginals (not only another's pair with it)
+        for r in range(arity - 1, 0, -1):
+            fitting = [m for m in itertools.combinations(range(len(sizes)), r)
+                       if column in m and m not in chosen
+                       and math.prod(sizes[a] for a in m) <= limit]
+            added = []
+            for m in fitting:
+                size = math.prod(sizes[a] for a in m)
+                if total + size <= cell_budget:
+                    added.append(m)
+                    total += size
+            if added:
+                break
+        if not added:
+            added = [(column,)]
+            total += sizes[column]
+        chosen.extend(added)
+    return chosen, uncovered

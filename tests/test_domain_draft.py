@@ -96,19 +96,42 @@ def _total_cells(marginals, sizes):
 def test_budgeted_marginals_respects_both_limits_and_the_seed():
     sizes = {f"c{i}": s for i, s in enumerate([2, 3, 5, 10, 40, 100, 7, 4])}
     choice = budgeted_marginals(sizes, k=3, max_cells=500, cell_budget=2000, random_state=0)
-    assert all(math.prod(sizes[c] for c in m) <= 500 for m in choice.marginals)
-    assert choice.n_cells == _total_cells(choice.marginals, sizes) <= 2000
-    assert 0 < len(choice.marginals) < choice.n_eligible
+    three_way = [m for m in choice.marginals if len(m) == 3]
+    assert all(math.prod(sizes[c] for c in m) <= 500 for m in three_way)
+    assert _total_cells(three_way, sizes) <= 2000
+    assert choice.n_cells == _total_cells(choice.marginals, sizes)
+    assert 0 < len(three_way) < choice.n_eligible
     eligible = [m for m in itertools.combinations(sizes, 3)
                 if math.prod(sizes[c] for c in m) <= 500]
     assert choice.n_eligible == len(eligible)
     assert choice.n_too_big == math.comb(8, 3) - len(eligible)
-    assert set(choice.marginals) <= set(eligible)
-    assert list(choice.marginals) == sorted(choice.marginals, key=eligible.index)
+    assert set(three_way) <= set(eligible)
+    assert list(three_way) == sorted(three_way, key=eligible.index)
+    # c5 (100 codes) is in no 3-way marginal of at most 500 cells: the budget left holds
+    # none of its 2-way ones, so it gets its 1-way marginal
+    assert choice.covered == ("c5",) and choice.marginals[len(three_way):] == (("c5",),)
     again = budgeted_marginals(sizes, k=3, max_cells=500, cell_budget=2000, random_state=0)
     assert again == choice
     other = budgeted_marginals(sizes, k=3, max_cells=500, cell_budget=2000, random_state=1)
     assert other.marginals != choice.marginals
+
+
+@pytest.mark.parametrize("cell_budget, cover", [
+    (20_000, (("c0", "c5"), ("c1", "c5"), ("c2", "c5"), ("c5", "c7"))),  # its 2-way ones that fit
+    (2_000, (("c5",),)),  # no budget left for them: its 1-way marginal
+])
+def test_budgeted_marginals_cover_a_column_in_none_of_them(cell_budget, cover):
+    # a column in no chosen marginal would be drawn uniformly (mlbbat10's triples, 14
+    # values, in no 3-way marginal of at most 1,199 cells: a median of 6.5 against 0)
+    sizes = {f"c{i}": s for i, s in enumerate([2, 3, 5, 10, 40, 100, 7, 4])}
+    choice = budgeted_marginals(sizes, k=3, max_cells=500, cell_budget=cell_budget,
+                                random_state=0)
+    assert {c for m in choice.marginals for c in m} == set(sizes)
+    assert choice.covered == ("c5",)
+    assert choice.marginals[-len(cover):] == cover
+    assert all(len(m) == 3 for m in choice.marginals[:-len(cover)])
+    assert "lower-order marginals added for the columns in none of them: 'c5'" in (
+        choice.describe())
 
 
 def test_budgeted_marginals_keeps_all_that_fit_and_uses_n_rows():
