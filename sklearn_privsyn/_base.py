@@ -362,7 +362,7 @@ class BaseSynthesizer(BaseEstimator):
                     drawn = sample_keeping_rules(
                         self._draw_rows, group, sizes, int(n_samples), rng, block=block,
                         redecode=functools.partial(self._decode_codes, columns=names),
-                        derived={c: self.workload_.derived_[c] for c, i in block if i is None})
+                        derived={c: d for c, d in self.workload_.derived_.items() if c in names})
                     for c in names:
                         frame[c] = drawn[c].set_axis(frame.index)
             else:

@@ -359,9 +359,9 @@ def sample_keeping_rules(draw, rules, sizes, n_samples, rng, *, block=None, rede
         the rules allow. The code index is the column's in ``codes`` (None
         for a derived column).
     derived : dict, default=None
-        ``{column: DerivedColumn}`` of the block's derived columns, computed
-        again from their sources when the rows are moved (without it, a block
-        holding a derived column is not moved).
+        ``{column: DerivedColumn}`` of the block's derived columns, sources
+        first, computed again from their sources when the rows are moved
+        (without it, a block holding a derived column is not moved).
     redecode : callable, default=None
         ``redecode(codes, rng) -> frame``: rows decoded from given codes
         (values drawn inside their bins), in at least the rules' columns (the
@@ -430,7 +430,6 @@ def sample_keeping_rules(draw, rules, sizes, n_samples, rng, *, block=None, rede
     groups = groups[kept]
     derived = derived or {}
     if (block is not None and all(i is not None or c in derived for c, i in block)
-            and not any(set(d.sources) & set(derived) for d in derived.values())
             and len(rows) <= MOVE_MAX_ROWS):
         bank = (bank[0][:, coded], bank[1][keep].reset_index(drop=True))
         groups = _move_block_rows(bank, rules, (block, derived), numbers, edges, rows, groups,
@@ -477,7 +476,10 @@ def _move_block_rows(bank, rules, block, numbers, edges, rows, groups, shares, r
     fine = {c: (len(coded) + k, edges[k]) for k, c in enumerate(numbers)}
     moves = {}  # a modelled column: its code group, what it changes, the rules to check
     for j, col in enumerate(coded):
-        changed = [col] + [d for d, spec in derived.items() if col in spec.sources]
+        changed = [col]  # and what is derived from it, in turn (sources first)
+        for d, spec in derived.items():
+            if set(spec.sources) & set(changed):
+                changed.append(d)
         touching = [r for r in rules if set(r.columns) & set(changed)]
         read = [*changed, *(c for d in changed[1:] for c in derived[d].sources),
                 *(c for r in touching for c in r.columns)]
