@@ -11,9 +11,10 @@ one has. Every column is in a chosen marginal: a column in none of them (its
 every k-way marginal too big, or left out of the subset) gets its marginals
 of the highest lower arity that fit, while the budget lasts, and at least
 its 1-way marginal; a column in no marginal would be drawn uniformly, the
-synthesizers knowing nothing of it. Only the domain sizes and the row count are read, never the rows:
-the choice costs no privacy when the domain is public (and the row count is
-public under the replace-one neighbouring relation).
+synthesizers knowing nothing of it. Only the domain sizes and the row count
+are read, never the rows: the choice costs no privacy when the domain is
+public (and the row count is public under the replace-one neighbouring
+relation).
 """
 
 from __future__ import annotations
@@ -56,6 +57,8 @@ class MarginalChoice:
     covered : tuple of str
         Columns in none of the k-way marginals chosen, given lower-order
         ones (last in ``marginals``).
+    n_added : int
+        Marginals added for them.
     """
 
     marginals: tuple
@@ -66,10 +69,11 @@ class MarginalChoice:
     max_cells: int
     cell_budget: int
     covered: tuple = ()
+    n_added: int = 0
 
     def describe(self):
         """One sentence saying what was chosen, for the command line's stderr."""
-        n_k_way = sum(len(m) == self.k for m in self.marginals)
+        n_k_way = len(self.marginals) - self.n_added
         text = (
             f"{n_k_way} of {self.n_eligible} eligible {self.k}-way marginals "
             f"({self.n_cells:,} cells; at most {self.max_cells:,} cells each, "
@@ -78,7 +82,7 @@ class MarginalChoice:
         if self.n_too_big:
             text += f"; {self.n_too_big} larger marginals dropped"
         if self.covered:
-            text += (f"; {len(self.marginals) - n_k_way} lower-order marginals added for the "
+            text += (f"; {self.n_added} lower-order marginals added for the "
                      f"columns in none of them: {', '.join(map(repr, self.covered))}")
         return text
 
@@ -172,6 +176,7 @@ def budgeted_marginals(domain_sizes, *, k=3, max_cells=None, cell_budget=DEFAULT
                 keep[j] = True
                 total += cells[j]
     chosen = [m for m, kept in zip(eligible, keep, strict=True) if kept]
+    n_chosen = len(chosen)
     chosen, uncovered = _cover_every_column(chosen, sizes, arity, limit, cell_budget)
     return MarginalChoice(
         marginals=tuple(tuple(columns[a] for a in m) for m in chosen),
@@ -182,6 +187,7 @@ def budgeted_marginals(domain_sizes, *, k=3, max_cells=None, cell_budget=DEFAULT
         max_cells=int(limit),
         cell_budget=cell_budget,
         covered=tuple(columns[a] for a in uncovered),
+        n_added=len(chosen) - n_chosen,
     )
 
 
@@ -198,8 +204,8 @@ def _cover_every_column(chosen, sizes, arity, limit, cell_budget):
     total = sum(math.prod(sizes[a] for a in m) for m in chosen)
     covered = {a for m in chosen for a in m}
     uncovered = [a for a in range(len(sizes)) if a not in covered]
-    added = []  # (arity 1: no lower arity to try)
     for column in uncovered:  # each its own marginals (not only another's pair with it)
+        added = []  # (arity 1: no lower arity to try)
         for r in range(arity - 1, 0, -1):
             fitting = [m for m in itertools.combinations(range(len(sizes)), r)
                        if column in m and m not in chosen

@@ -134,6 +134,14 @@ def test_budgeted_marginals_cover_a_column_in_none_of_them(cell_budget, cover):
         choice.describe())
 
 
+def test_budgeted_marginals_cover_each_column_too_big_for_any_marginal():
+    # 1-way marginals (k=1) over the limit: each such column gets its own 1-way marginal
+    choice = budgeted_marginals({"a": 3, "b": 50, "c": 4, "d": 60}, k=1, max_cells=10)
+    assert choice.marginals == (("a",), ("c",), ("b",), ("d",))
+    assert choice.covered == ("b", "d") and choice.n_cells == 117 and choice.n_added == 2
+    assert choice.describe().startswith("2 of 2 eligible 1-way marginals")
+
+
 def test_budgeted_marginals_keeps_all_that_fit_and_uses_n_rows():
     sizes = {"a": 2, "b": 3, "c": 4}
     choice = budgeted_marginals(sizes, k=2, n_rows=8)  # max_cells defaults to n_rows
