@@ -177,11 +177,11 @@ def budgeted_marginals(domain_sizes, *, k=3, max_cells=None, cell_budget=DEFAULT
                 total += cells[j]
     chosen = [m for m, kept in zip(eligible, keep, strict=True) if kept]
     n_chosen = len(chosen)
-    chosen, uncovered = _cover_every_column(chosen, sizes, arity, limit, cell_budget)
+    chosen, uncovered, n_cells = _cover_every_column(chosen, sizes, arity, limit, cell_budget)
     return MarginalChoice(
         marginals=tuple(tuple(columns[a] for a in m) for m in chosen),
         k=arity,
-        n_cells=sum(math.prod(sizes[a] for a in m) for m in chosen),
+        n_cells=n_cells,
         n_eligible=len(eligible),
         n_too_big=n_too_big,
         max_cells=int(limit),
@@ -192,7 +192,8 @@ def budgeted_marginals(domain_sizes, *, k=3, max_cells=None, cell_budget=DEFAULT
 
 
 def _cover_every_column(chosen, sizes, arity, limit, cell_budget):
-    """``chosen`` with marginals for each column in none of it, and those columns.
+    """``chosen`` with marginals for each column in none of it, those columns, and the
+    total cells.
 
     A column's marginals of the highest arity below ``arity`` with at most
     ``limit`` cells, in enumeration order while the total stays within
@@ -207,13 +208,11 @@ def _cover_every_column(chosen, sizes, arity, limit, cell_budget):
     for column in uncovered:  # each its own marginals (not only another's pair with it)
         added = []  # (arity 1: no lower arity to try)
         for r in range(arity - 1, 0, -1):
-            fitting = [m for m in itertools.combinations(range(len(sizes)), r)
-                       if column in m and m not in chosen
-                       and math.prod(sizes[a] for a in m) <= limit]
-            added = []
-            for m in fitting:
+            for m in itertools.combinations(range(len(sizes)), r):
+                if column not in m or m in chosen:
+                    continue
                 size = math.prod(sizes[a] for a in m)
-                if total + size <= cell_budget:
+                if size <= limit and total + size <= cell_budget:
                     added.append(m)
                     total += size
             if added:
@@ -222,4 +221,4 @@ def _cover_every_column(chosen, sizes, arity, limit, cell_budget):
             added = [(column,)]
             total += sizes[column]
         chosen.extend(added)
-    return chosen, uncovered
+    return chosen, uncovered, total
