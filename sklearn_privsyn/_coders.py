@@ -22,15 +22,8 @@ from numbers import Integral, Real
 import numpy as np
 import pandas as pd
 
-from ._number_spec import (
-    check_bounds,
-    check_cuts,
-    check_points,
-    check_step,
-    cut_edges,
-    float_values,
-    integer_ranges,
-)
+from ._number_spec import (check_bounds, check_cuts, check_points, check_step, cut_edges,
+                           float_values, integer_ranges)
 from ._random import uniform
 from .clock import check_clock_values, clock_spec_in_minutes, minutes_to_hhmm
 
@@ -316,6 +309,7 @@ class BinnedCoder(ColumnCoder):
     sampler: object = None  # InBinSampler or None
     cuts: np.ndarray = field(default_factory=lambda: np.zeros(0))  # edges every cut keeps
     clock: bool = False  # HHMM times of day, binned in minutes (clock.py)
+    log: bool = False  # bins and fine cells equal on the log scale (_number_spec.py)
 
     @property
     def n_bins(self):
@@ -324,7 +318,7 @@ class BinnedCoder(ColumnCoder):
 
     @classmethod
     def from_spec(cls, name, series, bound, bin_spec, missing=False, clip=True, points=None,
-                  step=None, cuts=None, clock=False):
+                  step=None, cuts=None, clock=False, log=False):
         """Return (coder, learned): the bins from ``bounds``/``bins``, or from the data.
 
         ``learned`` is ``"bounds"`` when the range was taken from the data's
@@ -333,7 +327,7 @@ class BinnedCoder(ColumnCoder):
         ``step`` the spacing of the column's values (1 for integer columns);
         ``cuts`` values where a bin must begin (``_number_spec.py``);
         ``clock`` that the column holds HHMM times (bounds, edges, points and
-        cuts given as HHMM, ``step`` in minutes, 1 by default).
+        cuts given as HHMM, ``step`` in minutes, 1 by default); ``log`` its log scale.
         """
         learned = None
         dtype = series.dtype
@@ -367,7 +361,8 @@ class BinnedCoder(ColumnCoder):
                 lo, hi = check_bounds(name, bound)
             cuts = np.zeros(0) if cuts is None else check_cuts(name, cuts, lo, hi, step)
             # a constant column: one closed bin [lo, lo], which decodes to lo itself
-            edges = np.array([lo, lo]) if hi == lo else cut_edges(lo, hi, int(bin_spec), cuts, step)
+            edges = (np.array([lo, lo]) if hi == lo
+                     else cut_edges(lo, hi, int(bin_spec), cuts, step, log))
         else:
             edges = np.asarray(bin_spec, dtype=float)
             if edges.size < 2 or not np.all(np.isfinite(edges)) or np.any(np.diff(edges) <= 0):
@@ -404,7 +399,7 @@ class BinnedCoder(ColumnCoder):
         coder = cls(name, len(edges) - 1 + len(point_values), dtype, missing=missing,
                     edges=edges, integer=integer, clip=clip, points=point_values, step=step,
                     equal_width=equal_width, cuts=np.zeros(0) if cuts is None else cuts,
-                    clock=clock)
+                    clock=clock, log=bool(log))
         return coder, learned
 
     def with_points(self, points, edges):
@@ -500,7 +495,7 @@ def _bad_domain_spec(name, spec):
 
 
 def make_coder(name, series, *, domain, bounds, bins, default_bins, missing, clip, other=None,
-               points=None, step=None, cuts=None, clock=False):
+               points=None, step=None, cuts=None, clock=False, log=False):
     """Build the coder of one column from the public domain, or learn it from the data.
 
     The kind is decided here, in this order: ``domain[name]`` (a list of
@@ -510,7 +505,7 @@ def make_coder(name, series, *, domain, bounds, bins, default_bins, missing, cli
     for missing values; ``other`` (only with a list of values) is the listed
     value that unknown values map to; ``points``, ``step`` and ``cuts`` (only
     for binned numbers) are the column's declared point masses, step and cuts;
-    ``clock`` declares a binned column of HHMM times of day.
+    ``clock`` declares a binned column of HHMM times of day, ``log`` one on a log scale.
 
     Returns
     -------
@@ -534,7 +529,8 @@ def make_coder(name, series, *, domain, bounds, bins, default_bins, missing, cli
             "give its bounds instead."
         )
     binned = binned or clock
-    for param, value in (("points", points), ("steps", step), ("cuts", cuts)):
+    for param, value in (("points", points), ("steps", step), ("cuts", cuts),
+                         ("log_scale", log or None)):
         if value is not None and not binned:
             raise ValueError(
                 f"{param}[{name!r}] applies to binned numbers only, but column {name!r} is "
@@ -578,7 +574,7 @@ def make_coder(name, series, *, domain, bounds, bins, default_bins, missing, cli
             )
         return BinnedCoder.from_spec(name, series, bounds.get(name), bins.get(name, default_bins),
                                      missing, clip, points=points, step=step, cuts=cuts,
-                                     clock=clock)
+                                     clock=clock, log=log)
 
     if pd.api.types.is_bool_dtype(dtype):
         return CategoryCoder.from_values(name, [False, True], dtype, missing, "dtype"), None

@@ -16,6 +16,15 @@ public knowledge like bounds and points; ``privsyn domain`` drafts them,
 marked as read from the data, where a category column is an interval
 function of a number.
 
+A *log scale* (``log_scale=["volume"]``, or ``"scale": "log"`` in a domain
+file) spaces a number's bins, and the cells of its fine measurement, evenly in
+``log(x - lo + c)`` rather than in ``x`` (:func:`to_log_scale`): for sales
+volumes, incomes or amounts owed, where most values are small and a few are
+thousands of times larger, equal-width cells put nearly every row in the
+first one, and a value drawn inside it is then uniform over a range the
+values barely use. ``c`` is the bounds' span over ``LOG_SPAN`` (at least the
+step): the cells cover about ``log10(LOG_SPAN)`` decades above ``lo``.
+
 It also holds :func:`float_values`, how every module reads a column as numbers.
 """
 
@@ -24,8 +33,12 @@ from numbers import Real
 import numpy as np
 import pandas as pd
 
-__all__ = ["allocate_bins", "check_bounds", "check_cuts", "check_points", "check_step",
-           "cut_edges", "float_values", "integer_ranges", "interval_capacity"]
+__all__ = ["LOG_SPAN", "allocate_bins", "check_bounds", "check_cuts", "check_points",
+           "check_step", "cut_edges", "float_values", "from_log_scale", "integer_ranges",
+           "interval_capacity", "log_offset", "to_log_scale"]
+
+#: A log scale's span over its offset: its cells cover about log10(LOG_SPAN) decades.
+LOG_SPAN = 2.0**16
 
 
 def float_values(series):
@@ -148,11 +161,44 @@ def allocate_bins(n_bins, weights, capacity):
     return k
 
 
-def cut_edges(lo, hi, n_bins, cuts, step=None):
+def log_offset(lo, hi, step=None):
+    """The offset ``c`` of a log scale on ``[lo, hi]``: ``(hi - lo) / LOG_SPAN``, at least
+    the step.
+
+    Examples
+    --------
+    >>> log_offset(0.0, 65536.0), log_offset(0.0, 100.0, 1.0)
+    (1.0, 1.0)
+    """
+    return max((hi - lo) / LOG_SPAN, step or 0.0)
+
+
+def to_log_scale(x, lo, hi, step=None):
+    """Values of ``[lo, hi]`` on the log scale: ``log(x - lo + c)`` (:func:`log_offset`)."""
+    return np.log(np.asarray(x, float) - lo + log_offset(lo, hi, step))
+
+
+def from_log_scale(u, lo, hi, step=None):
+    """The inverse of :func:`to_log_scale`, kept within ``[lo, hi]``.
+
+    Examples
+    --------
+    >>> u = to_log_scale([0.0, 9.0, 99.0], 0.0, 99.0, 1.0)
+    >>> from_log_scale(u, 0.0, 99.0, 1.0).round(9).tolist()
+    [0.0, 9.0, 99.0]
+    """
+    x = np.exp(np.asarray(u, float)) + lo - log_offset(lo, hi, step)
+    return np.clip(x, lo, hi)
+
+
+def cut_edges(lo, hi, n_bins, cuts, step=None, log=False):
     """Edges of ``n_bins`` bins (more if the cuts need them): equal-width between cuts.
 
     Each interval between consecutive cuts gets bins in proportion to its
     width (at least one); with no cut these are ``n_bins`` equal-width bins.
+    With ``log``, widths and bins are equal on the log scale
+    (:func:`to_log_scale`) and the edges are then moved up to the next
+    multiple of the step, if any (fewer bins when two meet).
 
     Examples
     --------
@@ -160,7 +206,20 @@ def cut_edges(lo, hi, n_bins, cuts, step=None):
     [0.0, 25.0, 50.0, 75.0, 100.0]
     >>> cut_edges(0.0, 100.0, 4, [60.0]).tolist()
     [0.0, 30.0, 60.0, 80.0, 100.0]
+    >>> cut_edges(0.0, 65535.0, 4, [], step=1.0, log=True).tolist()
+    [0.0, 15.0, 255.0, 4095.0, 65535.0]
     """
+    if log and hi > lo:
+        scaled = cut_edges(*to_log_scale([lo, hi], lo, hi, step), n_bins,
+                           to_log_scale(cuts, lo, hi, step))
+        edges = from_log_scale(scaled, lo, hi, step)
+        edges[0], edges[-1] = lo, hi
+        for cut in np.asarray(cuts, float):  # exactly, not through exp(log)
+            edges[np.argmin(np.abs(edges - cut))] = cut
+        if step is not None:
+            inner = np.minimum(np.ceil(edges[1:-1] / step - 1e-9) * step, hi)
+            edges = np.concatenate([[lo], inner, [hi]])
+        return np.unique(edges)
     if len(cuts) == 0:
         return np.linspace(lo, hi, int(n_bins) + 1)
     bounds = np.concatenate([[lo], np.asarray(cuts, float), [hi]])

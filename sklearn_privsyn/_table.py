@@ -171,7 +171,7 @@ class TableEncoder:
 
     @classmethod
     def fit(cls, frame, domain=None, bounds=None, bins=10, missing=(), clip=True, other=None,
-            points=None, steps=None, cuts=None, clocks=None):
+            points=None, steps=None, cuts=None, clocks=None, log_scale=None):
         """Build the coders of ``frame``'s columns from the public domain.
 
         ``missing`` is True (every column gets a missing code) or the columns
@@ -187,6 +187,7 @@ class TableEncoder:
         steps = {} if steps is None else dict(steps)
         cuts = {} if cuts is None else dict(cuts)
         clocks = [] if clocks is None else list(clocks)
+        log_scale = [] if log_scale is None else list(log_scale)
         per_column_bins = bins if isinstance(bins, dict) else {}
         default_bins = 10 if isinstance(bins, dict) else bins
         columns = list(frame.columns)
@@ -194,7 +195,7 @@ class TableEncoder:
         for param, spec in (("domain", domain), ("bounds", bounds), ("bins", per_column_bins),
                             ("handle_missing", missable), ("other", other),
                             ("points", points), ("steps", steps), ("cuts", cuts),
-                            ("clocks", clocks)):
+                            ("clocks", clocks), ("log_scale", log_scale)):
             unknown = [c for c in spec if c not in columns]
             if unknown:
                 raise ValueError(
@@ -207,7 +208,7 @@ class TableEncoder:
                                      missing=col in missable, clip=clip,
                                      other=other.get(col), points=points.get(col),
                                      step=steps.get(col), cuts=cuts.get(col),
-                                     clock=col in clocks)
+                                     clock=col in clocks, log=col in log_scale)
             coders.append(coder)
             if what is not None:
                 learned[col] = what

@@ -99,7 +99,7 @@ class BaseTableEncoding(TransformerMixin, BaseEstimator):
             missing=missing if isinstance(missing, bool) else [c for c in missing
                                                                if c not in self.derived_],
             clip=self.clip, other=self.other, points=self.points, steps=self.steps, cuts=cuts,
-            clocks=self.clocks,
+            clocks=self.clocks, log_scale=self.log_scale,
         )
         warn_learned_domain(learned)
         check_sources(self.derived_, encoder.coders)

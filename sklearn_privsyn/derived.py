@@ -459,7 +459,8 @@ def _is_number(value):
 
 def check_not_declared(derived, workload):
     """Raise naming a derived column that also has a domain of its own or a marginal."""
-    for param in ("domain", "bounds", "bins", "other", "points", "steps", "cuts", "clocks"):
+    for param in ("domain", "bounds", "bins", "other", "points", "steps", "cuts", "clocks",
+                  "log_scale"):
         spec = getattr(workload, param)
         declared = [c for c in derived if isinstance(spec, (dict, list, tuple)) and c in spec]
         if declared:

@@ -56,10 +56,11 @@ The rules, applied column by column:
   of the number, and the intervals do not overlap, on the rows where both
   are present) gets the intervals' boundaries as ``"cuts"``, so that no bin
   straddles one (at most ``MAX_CUTS``; ``bins`` grows to one an interval if needed);
-* a day of the month (whole numbers up to 31) beside a listed month (1 to
-  12), within the month's length on every row, gets ``"day_of"``: its month
-  (with its year, when a listed year column decides February 29), so that
-  the synthetic days exist in their months;
+* a binned number that equal-width cells would hide (amounts mostly small, a few thousands
+  of times larger) gets ``"scale": "log"`` (:mod:`sklearn_privsyn._scale_draft`);
+* a day of the month (whole numbers up to 31) beside a listed month (1 to 12), within the
+  month's length on every row, gets ``"day_of"``: its month (with its year, when a listed
+  year column decides February 29), so that the synthetic days exist in their months;
 * a number never above another (maybe plus or minus a whole number) and often tied
   with it gets ``"at_most"`` (years at a company, years worked, the age less 18:
   :func:`~sklearn_privsyn.order_rule_drafts.draft_at_most`); a listed value
@@ -72,10 +73,10 @@ The rules, applied column by column:
   after the others); a number equal to another on
   the rows holding a few values of a listed column, ``"equal_when"`` (a loan's principal
   repaid and its amount, when fully paid: :func:`~sklearn_privsyn.equal_when.draft_equal_when`);
-* a binned or derived number of floats that are not all whole, each written
-  with at most ``MAX_DRAFT_DECIMALS`` decimals, gets ``"decimals"``, the fewest
-  that write them all (amounts in cents: 2), so that its synthetic values are
-  written the same way (:mod:`sklearn_privsyn.decimals`).
+* a binned or derived number of floats that are not all whole, each written with at most
+  ``MAX_DRAFT_DECIMALS`` decimals, gets ``"decimals"``, the fewest that write them all
+  (amounts in cents: 2), so that its synthetic values are written the same way
+  (:mod:`sklearn_privsyn.decimals`).
 """
 
 from __future__ import annotations
@@ -108,11 +109,6 @@ MIN_ROWS_PER_VALUE = 10
 DIVISORS = (10, 100, 1000, 60, 24)
 #: Most decimals drafted for a number's values (more: a computed value, left as it is).
 MAX_DRAFT_DECIMALS = 4
-
-
-def _check_count(name, value, low):
-    if isinstance(value, bool) or not isinstance(value, Integral) or value < low:
-        raise ValueError(f"{name} must be an int >= {low}; got {value!r}.")
 
 
 def draft_domain(X, *, max_categories=DEFAULT_MAX_CATEGORIES, bins=DEFAULT_BINS,
@@ -172,6 +168,7 @@ def draft_domain(X, *, max_categories=DEFAULT_MAX_CATEGORIES, bins=DEFAULT_BINS,
     import pandas as pd
 
     from ._range_draft import draft_ranges
+    from ._scale_draft import draft_log_scale
     from .decimals import draft_decimals
     from .equal_when import draft_equal_when
     from .order_rule_drafts import draft_at_most
@@ -179,11 +176,11 @@ def draft_domain(X, *, max_categories=DEFAULT_MAX_CATEGORIES, bins=DEFAULT_BINS,
 
     if not isinstance(X, pd.DataFrame):
         raise TypeError(f"X must be a DataFrame; got {type(X).__name__}.")
-    _check_count("max_categories", max_categories, 1)
-    _check_count("bins", bins, 1)
-    if isinstance(point_share, bool) or not isinstance(point_share, (int, float)) or not (
-        0 < point_share <= 1
-    ):
+    for name, value in (("max_categories", max_categories), ("bins", bins)):
+        if isinstance(value, bool) or not isinstance(value, Integral) or value < 1:
+            raise ValueError(f"{name} must be an int >= 1; got {value!r}.")
+    if isinstance(point_share, bool) or not isinstance(point_share, (int, float)) \
+            or not 0 < point_share <= 1:
         raise ValueError(f"point_share must be a number in (0, 1]; got {point_share!r}.")
     domain, read = {}, []
     for col in X.columns:
@@ -195,6 +192,7 @@ def draft_domain(X, *, max_categories=DEFAULT_MAX_CATEGORIES, bins=DEFAULT_BINS,
     draft_ranges(X, domain, MARK)
     _draft_clock_sums(X, domain)
     _draft_cuts(X, domain)
+    draft_log_scale(X, domain, MARK)
     _draft_calendar(X, domain)
     draft_at_most(X, domain, MARK)
     draft_exactly_when(X, domain, MARK)

@@ -14,8 +14,10 @@ which marginals are enumerated. An entry is
   columns have step 1), and ``"cuts": [c, ...]``, values where a bin must
   begin (the boundaries of a column derived from it, such as the ages where
   an age group changes), and ``"clock": true``, a time of day written HHMM
-  (``517`` for 5:17), modelled in minutes (:mod:`sklearn_privsyn.clock`), and
-  ``"decimals": d``, how many decimals its synthetic values are written with
+  (``517`` for 5:17), modelled in minutes (:mod:`sklearn_privsyn.clock`),
+  ``"scale": "log"``, bins and fine cells equal in ``log(x - lo + c)`` (amounts
+  mostly small and sometimes thousands of times larger), and ``"decimals": d``, how
+  many decimals its synthetic values are written with
   (:mod:`sklearn_privsyn.decimals`; a derived number may say it too). See
   ``docs/numbers.rst``;
 * ``{"derived": {"of": source, ...}}``: a public function of another column
@@ -86,7 +88,7 @@ _KINDS = ("size", "values", "bounds", "derived")
 # ... and may add these (besides MARK and "missing").
 _RULES = ("at_most", "at_least", "exactly_when", "only_when", "equal_when")
 _EXTRA_KEYS = {"size": _RULES, "values": ("other", "day_of", *_RULES),
-               "bounds": ("bins", "points", "step", "cuts", "clock", "day_of", "decimals",
+               "bounds": ("bins", "points", "step", "cuts", "clock", "scale", "day_of", "decimals",
                           *_RULES),
                "derived": ("decimals", *_RULES)}
 
@@ -242,6 +244,9 @@ def _check_bounds(where, spec):
         raise ValueError(f"{where}: cuts must lie strictly inside the bounds {lo_hi!r}")
     if not isinstance(spec.get("clock", False), bool):
         raise ValueError(f"{where}: \"clock\" must be true or false; got {spec['clock']!r}")
+    if spec.get("scale", "linear") not in ("linear", "log"):
+        raise ValueError(f"{where}: \"scale\" must be \"linear\" or \"log\"; "
+                         f"got {spec['scale']!r}")
     return (float(lo_hi[0]), float(lo_hi[1])), n_bins, points, step, cuts
 
 
@@ -271,7 +276,7 @@ def parse_domain(raw, source="the domain"):
     params : dict
         ``"columns"`` (the entries' order), ``"domain"`` (sizes and lists of
         values), ``"bounds"``, ``"bins"``, ``"points"``, ``"steps"``, ``"cuts"``
-        and ``"clocks"`` (binned numbers), ``"days_of_month"``, ``"derived"``
+        ``"clocks"`` and ``"log_scale"`` (binned numbers), ``"days_of_month"``, ``"derived"``
         (column -> its declaration), ``"at_most"``, ``"at_least"``, ``"exactly_when"``,
         ``"equal_when"`` and
         ``"only_when"`` (column -> its rules), ``"missing"``
@@ -298,8 +303,8 @@ def parse_domain(raw, source="the domain"):
             "or {\"bounds\": [lo, hi], \"bins\": n}}"
         )
     params = {"columns": list(raw), "domain": {}, "bounds": {}, "bins": {}, "points": {},
-              "steps": {}, "cuts": {}, "clocks": [], "days_of_month": {}, "derived": {},
-              "decimals": {},
+              "steps": {}, "cuts": {}, "clocks": [], "log_scale": [], "days_of_month": {},
+              "derived": {}, "decimals": {},
               "at_most": {}, "at_least": {}, "exactly_when": {}, "only_when": {},
               "equal_when": {}, "missing": [], "other": {},
               "read_from_data": []}
@@ -361,6 +366,8 @@ def parse_domain(raw, source="the domain"):
                 params["cuts"][col] = cuts
             if spec.get("clock", False):
                 params["clocks"].append(col)
+            if spec.get("scale") == "log":
+                params["log_scale"].append(col)
     from .derived import parse_derived  # numpy: not at the command line's start
 
     try:
@@ -413,6 +420,7 @@ def workload_kwargs(params):
         "steps": dict(params.get("steps", {})) or None,
         "cuts": dict(params.get("cuts", {})) or None,
         "clocks": list(params.get("clocks", [])) or None,
+        "log_scale": list(params.get("log_scale", [])) or None,
         "days_of_month": dict(params.get("days_of_month", {})) or None,
         "derived": {col: _derived_kwargs(spec, params["domain"])
                     for col, spec in params.get("derived", {}).items()} or None,
@@ -489,7 +497,7 @@ def workload_params(domain):
     kwargs : dict
         ``domain``, ``bounds``, ``bins``, ``handle_missing`` (the columns
         declared ``"missing"``, or ``"error"`` for none), ``other``,
-        ``points``, ``steps``, ``cuts``, ``clocks``, ``days_of_month``,
+        ``points``, ``steps``, ``cuts``, ``clocks``, ``log_scale``, ``days_of_month``,
         ``derived``, ``decimals``, ``at_most``, ``at_least``, ``exactly_when``,
         ``only_when`` and ``equal_when``. Lists of values that are not all numbers become
         text, as the command line reads a CSV file.

@@ -17,6 +17,7 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
+from ._number_spec import from_log_scale, to_log_scale
 from .clock import check_clock_values
 from .counts import is_dask_frame
 from .privacy import gaussian_mechanism_rho, gaussian_sigma, number_histogram
@@ -173,6 +174,9 @@ class NumberGrid:
         The nested grids of round numbers (:func:`round_levels`) whose histogram (each
         value counted at the coarsest one it is a multiple of) is measured, grids of
         cells only; empty for none.
+    log : bool
+        Whether the cells are of equal width on the column's log scale
+        (:func:`~sklearn_privsyn._number_spec.to_log_scale`), grids of cells only.
     """
 
     name: object
@@ -185,13 +189,15 @@ class NumberGrid:
     candidates: np.ndarray
     clock: bool = False  # the column holds HHMM times, counted in minutes
     heaps: tuple = ()
+    log: bool = False
 
     @classmethod
-    def of(cls, name, lo, hi, step, levels, points=(), resolution=None):
+    def of(cls, name, lo, hi, step, levels, points=(), resolution=None, log=False):
         """The grid of a column: its step grid value by value when small enough, else cells.
 
         A grid of cells of a column with a ``resolution`` (its step, or the
-        value of its last decimal) also measures how round its values are.
+        value of its last decimal) also measures how round its values are;
+        with ``log``, its cells are equal on the log scale.
         """
         if step is not None:
             first = math.ceil(lo / step - 1e-9) * step
@@ -203,7 +209,7 @@ class NumberGrid:
         candidates = np.union1d(_round_numbers(lo, hi, step),
                                 np.asarray(points, dtype=float))
         return cls(name, float(lo), float(hi), step, int(levels), 2**int(levels), False,
-                   candidates, heaps=round_levels(step or resolution, lo, hi))
+                   candidates, heaps=round_levels(step or resolution, lo, hi), log=bool(log))
 
     @property
     def n_partitions(self):
@@ -230,16 +236,27 @@ class NumberGrid:
         """The value of each real leaf (exact grids)."""
         return round_grid_values(self.lo + self.step * np.arange(self.n_leaves))
 
+    def _scaled(self):
+        """The bounds on the cells' scale: ``(lo, hi)``, or their logs (:attr:`log`)."""
+        if self.log:
+            return tuple(to_log_scale([self.lo, self.hi], self.lo, self.hi, self.step))
+        return self.lo, self.hi
+
     def leaf_edges(self):
         """``n_leaves + 1`` edges of the cells (grids of cells)."""
-        edges = self.lo + self.width * np.arange(self.n_leaves + 1)
-        edges[-1] = self.hi
+        lo, hi = self._scaled()
+        edges = lo + (hi - lo) / self.n_leaves * np.arange(self.n_leaves + 1)
+        if self.log:
+            edges = from_log_scale(edges, self.lo, self.hi, self.step)
+        edges[0], edges[-1] = self.lo, self.hi
         return edges
 
     def leaf_of(self, values):
         """Leaf of each value (values already clipped to the bounds)."""
         if self.exact:
             index = np.round((values - self.lo) / self.step)
+        elif self.log:  # by the edges themselves: exp and log may round across one
+            index = np.searchsorted(self.leaf_edges(), values, side="right") - 1
         else:
             index = np.floor((values - self.lo) / self.width)
         return np.clip(index, 0, self.n_leaves - 1).astype(np.intp)
@@ -389,7 +406,7 @@ def plan_numbers(coders, n, rho, share, n_marginals, decimals=None):
         return None
     decimals = decimals or {}
     grids = [NumberGrid.of(c.name, c.edges[0], c.edges[-1], c.step, LEVELS_MAX, c.points,
-                           _resolution(decimals.get(c.name)))
+                           _resolution(decimals.get(c.name)), c.log)
              for c in coders]
     # a clock's grid is in minutes: its round numbers would not be those of HHMM
     grids = [replace(g, clock=True, heaps=()) if c.clock else g for g, c in zip(grids, coders)]

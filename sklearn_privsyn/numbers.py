@@ -521,7 +521,8 @@ def refine_coder(coder, grid, levels, candidates, sigma, discover=True, reshape_
         edges = _quantile_edges(grid, rest, n_bins, coder.step, coder.cuts)
         edges[0], edges[-1] = coder.edges[0], coder.edges[-1]
     elif coder.equal_width:
-        edges = cut_edges(coder.edges[0], coder.edges[-1], n_bins, coder.cuts, coder.step)
+        edges = cut_edges(coder.edges[0], coder.edges[-1], n_bins, coder.cuts, coder.step,
+                          coder.log)
     else:
         edges = coder.edges
     refined = coder.with_points(points, edges)

@@ -145,6 +145,9 @@ class QueryWorkload(BaseTableEncoding):
         day (:mod:`sklearn_privsyn.clock`). Their ``bounds``, ``points``,
         ``cuts`` and bin edges are given as HHMM, their ``steps`` in minutes
         (1 by default); ``bin_edges_`` holds minutes. Public knowledge.
+    log_scale : list of columns, default=None
+        Binned columns whose bins (of an int ``bins``) and fine cells are equal in
+        ``log(x - lo + c)``, not in ``x``: long tails (:doc:`/numbers`). Public knowledge.
     days_of_month : dict, default=None
         Day column -> its month column, or ``[year, month]``: the day must
         exist in its month (no February 30; February 29 only in a leap year
@@ -280,11 +283,7 @@ class QueryWorkload(BaseTableEncoding):
         "k": [Interval(Integral, 1, None, closed="left")],
         "marginals": ["array-like", None],
         "n_marginals": [Interval(Integral, 1, None, closed="left"), None],
-        "max_cells": [
-            Interval(Integral, 1, None, closed="left"),
-            StrOptions({"n_rows"}),
-            None,
-        ],
+        "max_cells": [Interval(Integral, 1, None, closed="left"), StrOptions({"n_rows"}), None],
         "bins": [Interval(Integral, 1, None, closed="left"), dict],
         "bounds": [dict, None],
         "clip": ["boolean"],
@@ -294,6 +293,7 @@ class QueryWorkload(BaseTableEncoding):
         "steps": [dict, None],
         "cuts": [dict, None],
         "clocks": [list, tuple, None],
+        "log_scale": [list, tuple, None],
         "days_of_month": [dict, None],
         "derived": [dict, None],
         "decimals": [dict, None],
@@ -318,10 +318,7 @@ class QueryWorkload(BaseTableEncoding):
         clip=True,
         handle_missing="error",
         other=None,
-        points=None,
-        steps=None,
-        cuts=None,
-        clocks=None,
+        points=None, steps=None, cuts=None, clocks=None, log_scale=None,
         days_of_month=None,
         derived=None,
         decimals=None,
@@ -346,6 +343,7 @@ class QueryWorkload(BaseTableEncoding):
         self.steps = steps
         self.cuts = cuts
         self.clocks = clocks
+        self.log_scale = log_scale
         self.days_of_month = days_of_month
         self.derived = derived
         self.decimals = decimals

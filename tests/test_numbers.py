@@ -62,16 +62,20 @@ def ks(a, b):
 # ------------------------------------------------------------------ accounting
 
 
-def test_sensitivity_is_attained_and_never_exceeded_by_brute_force():
+@pytest.mark.parametrize("log", [False, True])
+def test_sensitivity_is_attained_and_never_exceeded_by_brute_force(log):
     # every replace-one change of one row, over a grid of values that covers
     # the leaves, the candidates and missing values, for two columns at once
-    # (counts divided by their noise scale: a round level's by 2)
+    # (counts divided by their noise scale: a round level's by 2); cells equal
+    # on a log scale cost what equal-width ones cost
     n = 7
-    grids = [NumberGrid.of("a", 0.0, 10.0, 1.0, 10),          # exact: 11 values, 4 levels
-             NumberGrid.of("b", 0.0, 5000.0, None, 3),        # cells: 3 levels + candidates
-             NumberGrid.of("c", 0.0, 5000.0, None, 3, resolution=1.0)]  # + round levels
+    grids = [NumberGrid.of("a", 0.0, 10.0, 1.0, 10, log=log),  # exact: 11 values, 4 levels
+             NumberGrid.of("b", 0.0, 5000.0, None, 3, log=log),  # cells: 3 levels + candidates
+             NumberGrid.of("c", 0.0, 5000.0, None, 3, resolution=1.0, log=log)]  # + round levels
+    assert [g.log for g in grids] == [False, log, log]  # a grid of values has no scale
     rows = [(0.0, 0.0, 0.0), (10.0, 2500.0, 2500.0), (3.0, 5000.0, 1234.0),
-            (7.0, 1234.5, 5000.0), (np.nan, 100.0, np.nan), (5.0, np.nan, 37.0)]
+            (7.0, 1234.5, 5000.0), (np.nan, 100.0, np.nan), (5.0, np.nan, 37.0),
+            (2.0, 0.3, 0.7)]
     base = [(1.0, 10.0, 10.0)] * (n - 1)
 
     def vector(last):

@@ -553,8 +553,8 @@ def test_clone_get_params_and_pickle():
     assert params["domain"] == {"a": 2} and params["random_state"] == 3
     assert set(params) == {
         "domain", "k", "marginals", "n_marginals", "max_cells", "bins", "bounds", "clip",
-        "handle_missing", "other", "points", "steps", "cuts", "clocks", "days_of_month",
-        "derived", "decimals", "at_most", "at_least", "exactly_when", "only_when",
+        "handle_missing", "other", "points", "steps", "cuts", "clocks", "log_scale",
+        "days_of_month", "derived", "decimals", "at_most", "at_least", "exactly_when", "only_when",
         "equal_when", "random_state",
     }
     cloned = clone(wl)

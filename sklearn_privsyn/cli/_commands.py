@@ -376,9 +376,12 @@ def cmd_domain(args):
     clocks = [str(col) for col, entry in draft.items() if entry.get("clock")]
     days = [f"{col} of {' and '.join(_as_list(entry['day_of']))}"
             for col, entry in draft.items() if "day_of" in entry]
+    logs = [str(col) for col, entry in draft.items() if entry.get("scale") == "log"]
     read_as = []
     if clocks:
         read_as.append(f"times of day written HHMM (clocks): {', '.join(clocks)}")
+    if logs:
+        read_as.append(f"numbers binned on a log scale: {', '.join(logs)}")
     if days:
         read_as.append(f"days of their months: {', '.join(days)}")
     rules = declared_rules(parse_domain(draft, "the drafted domain"))

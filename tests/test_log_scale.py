@@ -1,0 +1,178 @@
+"""A number's log scale: bins and fine cells equal in log(x - lo + c) (sklearn_privsyn._number_spec).
+
+Here: the edges and their inverse, the fine grid's cells, the ledger (the
+scale costs nothing; the sensitivity of log cells is checked by brute force in
+tests/test_numbers.py), the rows of a long-tailed column with and without it,
+the domain file, the drafter and the errors.
+"""
+
+import math
+import warnings
+
+import numpy as np
+import pandas as pd
+import pytest
+from scipy import stats
+
+from sklearn_privsyn import AdaptiveProjection, PrivacyLeakWarning, QueryWorkload
+from sklearn_privsyn._number_spec import (LOG_SPAN, cut_edges, from_log_scale, log_offset,
+                                          to_log_scale)
+from sklearn_privsyn._scale_draft import MIN_ERROR, draft_log_scale, spread_error
+from sklearn_privsyn.domain_draft import MARK, draft_domain
+from sklearn_privsyn.domain_file import parse_domain, workload_params
+from sklearn_privsyn.numbers import NumberGrid
+
+
+def owed(n=5000, seed=0):
+    """Amounts owed: half of the rows 0, the rest log-normal over four decades; a group."""
+    rng = np.random.default_rng(seed)
+    amount = np.where(rng.random(n) < 0.5, 0, np.round(np.exp(rng.normal(5, 1.5, n))))
+    return pd.DataFrame({"amount": np.minimum(amount, 200000).astype(np.int64),
+                         "group": rng.choice(["a", "b"], n)})
+
+
+def owed_workload(log_scale=None):
+    return QueryWorkload(bounds={"amount": (0, 200000)}, domain={"group": ["a", "b"]},
+                         points={"amount": [0]}, log_scale=log_scale, k=2)
+
+
+def ks(a, b):
+    return stats.ks_2samp(np.asarray(a, float), np.asarray(b, float)).statistic
+
+
+# ------------------------------------------------------------------ edges
+
+
+@pytest.mark.parametrize("lo, hi", [(0.0, 199308.0), (835000.0, 2.57e9), (-43.0, 1301.0),
+                                    (0.5, 3.5)])
+def test_log_edges_are_equal_on_the_log_scale_and_keep_the_bounds(lo, hi):
+    edges = cut_edges(lo, hi, 8, [], None, log=True)
+    assert edges[0] == lo and edges[-1] == hi and len(edges) == 9
+    c = (hi - lo) / LOG_SPAN
+    assert log_offset(lo, hi) == pytest.approx(c) and log_offset(lo, hi, 1.0) >= 1.0
+    widths = np.diff(np.log(edges - lo + c))
+    np.testing.assert_allclose(widths, math.log(LOG_SPAN + 1) / 8, rtol=1e-9)
+    back = from_log_scale(to_log_scale(edges, lo, hi), lo, hi)
+    np.testing.assert_allclose(back, edges, rtol=1e-12, atol=1e-9 * (hi - lo))
+
+
+def test_log_edges_of_a_step_are_multiples_of_it_and_keep_every_cut():
+    edges = cut_edges(0.0, 199308.0, 30, [1000.0], 1.0, log=True)
+    assert np.all(edges == np.round(edges)) and np.all(np.diff(edges) > 0)
+    assert 1000.0 in edges
+    # the first cells are narrower than the step: they merge, never empty
+    assert len(edges) - 1 < 31
+
+
+# ------------------------------------------------------------------ the fine grid
+
+
+def test_a_log_grid_puts_every_value_in_the_cell_of_its_edges():
+    grid = NumberGrid.of("x", 0.0, 199308.0, None, 7, log=True)
+    assert grid.log and not grid.exact
+    edges = grid.leaf_edges()
+    rng = np.random.default_rng(0)
+    values = np.r_[edges, rng.uniform(0, 199308.0, 2000), np.exp(rng.uniform(0, 12, 2000))]
+    values = np.clip(values, 0.0, 199308.0)
+    leaf = grid.leaf_of(values)
+    assert np.all(edges[leaf] <= values)
+    inside = leaf < grid.n_leaves - 1
+    assert np.all(values[inside] < edges[leaf[inside] + 1])
+    counts = grid.counts(values)
+    assert counts[0] == len(values) and counts[2**7 - 1:2**8 - 1].sum() == len(values)
+
+
+def test_the_log_scale_spends_exactly_what_equal_width_cells_spend():
+    X = owed(2000)
+    fits = [AdaptiveProjection(epsilon=1.0, workload=owed_workload(s), random_state=0).fit(X)
+            for s in (None, ["amount"])]
+    charges = [[(e.mechanism, e.rho, e.count) for e in f.ledger_.entries] for f in fits]
+    assert charges[0] == charges[1]
+    assert fits[1].ledger_.rho_spent <= fits[1].rho_
+
+
+# ------------------------------------------------------------------ the rows
+
+
+@pytest.mark.parametrize("number_share", ["auto", 0.0])
+def test_a_long_tailed_column_on_a_log_scale_keeps_its_shape(number_share):
+    # equal-width cells of 200,000 / 2**L put every non-zero amount in the first
+    # one; drawn uniformly there, the amounts are no longer small
+    X = owed()
+    rows = {}
+    for scale in (None, ["amount"]):
+        est = AdaptiveProjection(epsilon=1.0, workload=owed_workload(scale),
+                                 number_share=number_share, random_state=0).fit(X)
+        rows[bool(scale)] = est.sample(len(X), random_state=1)["amount"]
+    assert ks(X["amount"], rows[False]) > 0.1
+    assert ks(X["amount"], rows[True]) < 0.05
+    for synthetic in rows.values():
+        assert synthetic.dtype == X["amount"].dtype
+        assert synthetic.between(0, 200000).all()
+        assert abs((synthetic == 0).mean() - (X["amount"] == 0).mean()) < 0.03
+
+
+def test_the_workload_bins_of_a_log_scale_are_equal_on_it():
+    wl = owed_workload(["amount"]).fit(owed(200))
+    edges = wl.bin_edges_["amount"]
+    np.testing.assert_array_equal(edges, cut_edges(0.0, 200000.0, 10, [], 1.0, log=True))
+
+
+# ------------------------------------------------------------------ domain file and drafts
+
+
+def test_a_log_scale_in_a_domain_file_reaches_the_workload():
+    domain = {"amount": {"bounds": [0, 200000], "points": [0], "scale": "log"},
+              "group": ["a", "b"]}
+    assert parse_domain(domain)["log_scale"] == ["amount"]
+    params = workload_params(domain)
+    assert params["log_scale"] == ["amount"]
+    assert workload_params({"amount": {"bounds": [0, 200000]}})["log_scale"] is None
+    wl = QueryWorkload(**params, k=2).fit(owed(200))
+    assert wl.encoder_.coders[0].log
+
+
+@pytest.mark.parametrize("entry, match", [
+    ({"bounds": [0, 10], "scale": "exp"}, 'column \'x\': "scale" must be "linear" or "log"'),
+    ({"values": [1, 2], "scale": "log"}, "column 'x': an entry with 'values' takes only"),
+])
+def test_a_bad_scale_in_a_domain_file_names_the_column(entry, match):
+    with pytest.raises(ValueError, match=match):
+        parse_domain({"x": entry})
+
+
+def test_the_drafter_gives_a_long_tail_a_log_scale_and_marks_it():
+    rng = np.random.default_rng(0)
+    X = owed().assign(even=rng.uniform(0, 1000, 5000).round(2))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", PrivacyLeakWarning)
+        draft = draft_domain(X)
+    assert draft["amount"]["scale"] == "log" and draft["amount"][MARK]
+    assert "scale" not in draft["even"]
+
+
+def test_spread_error_is_what_the_drafter_compares():
+    x = owed()["amount"].to_numpy(float)
+    x = x[x > 0]
+    linear = spread_error(x, np.linspace(0, 200000, 65))
+    log = spread_error(x, cut_edges(0.0, 200000.0, 64, [], None, log=True))
+    assert linear >= MIN_ERROR and log < linear / 4
+    domain = {"amount": {"bounds": [0, 200000]}}
+    draft_log_scale(pd.DataFrame({"amount": x}), domain, MARK)
+    assert domain["amount"] == {"bounds": [0, 200000], "scale": "log", MARK: True}
+    # a declared scale is the user's: never replaced
+    domain = {"amount": {"bounds": [0, 200000], "scale": "linear"}}
+    draft_log_scale(pd.DataFrame({"amount": x}), domain, MARK)
+    assert domain["amount"] == {"bounds": [0, 200000], "scale": "linear"}
+
+
+# ------------------------------------------------------------------ errors
+
+
+@pytest.mark.parametrize("log_scale, match", [
+    (["nope"], r"log_scale names columns not in X: \['nope'\]"),
+    (["group"], r"log_scale\['group'\] applies to binned numbers only"),
+])
+def test_a_bad_log_scale_names_the_column(log_scale, match):
+    with pytest.raises(ValueError, match=match):
+        owed_workload(log_scale).fit(owed(100))
