@@ -8,7 +8,8 @@ and does not load the solver libraries until they are used.
 
 import importlib
 
-from .exceptions import BudgetExceededError, PrivacyLeakWarning, SolverWarning
+from .exceptions import (BudgetExceededError, PrivacyLeakWarning, SolverWarning,
+                         UncoveredColumnWarning)
 from .registry import all_synthesizers
 
 __version__ = "0.1.0.dev0"
@@ -25,6 +26,7 @@ __all__ = [
     "BudgetExceededError",
     "PrivacyLeakWarning",
     "SolverWarning",
+    "UncoveredColumnWarning",
     "__version__",
     *_LAZY,
 ]

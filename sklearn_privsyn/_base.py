@@ -22,7 +22,7 @@ from ._sampling import allocate_counts
 from ._sklearn_private import HasMethods, Interval, StrOptions, fit_context
 from ._table import as_frame, check_not_empty
 from .counts import DaskCounts, RecordCounts, is_dask_frame, schema
-from .exceptions import SolverWarning
+from .exceptions import SolverWarning, UncoveredColumnWarning
 from .numbers import measure_numbers, missing_share, plan_numbers, refine_coder
 from .order_rules import rule_block, rule_groups, rules_kept, sample_keeping_rules
 from .privacy import PrivacyLedger, epsilon_to_rho
@@ -140,7 +140,28 @@ class BaseSynthesizer(BaseEstimator):
             self._clear_fitted()
             raise
         self._warn_solver_faults()
+        self._warn_uncovered_columns()
         return self
+
+    def _measured_columns(self):
+        """Indices of the encoded columns some measured marginal holds: the workload's."""
+        return {a for marginal in self.workload_.marginal_set_.marginals for a in marginal}
+
+    def _warn_uncovered_columns(self):
+        """One UncoveredColumnWarning naming the columns no measured marginal holds."""
+        covered = self._measured_columns()
+        names = [c.name for c in self.workload_.encoder_.coders]
+        left = [name for a, name in enumerate(names) if a not in covered]
+        if left:
+            warnings.warn(
+                f"{type(self).__name__}: columns {left} are in no marginal the fit measured: "
+                "nothing was learned of them, and their synthetic values say nothing of the "
+                "data (uniform, or as the synthesizer's oracle left them). Add their 1-way "
+                "marginals to the workload (e.g. "
+                f"QueryWorkload(marginals=[..., ({left[0]!r},)])) to learn them.",
+                UncoveredColumnWarning,
+                stacklevel=4,
+            )
 
     def _clear_fitted(self):
         for name in [k for k in vars(self) if k.endswith("_") and not k.startswith("__")]:

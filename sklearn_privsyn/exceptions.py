@@ -19,5 +19,17 @@ class SolverWarning(UserWarning):
     """
 
 
+class UncoveredColumnWarning(UserWarning):
+    """A column is in no marginal the synthesizer measured: its synthetic values are noise.
+
+    A fit learns what its workload asks: a column that an explicit ``marginals=``
+    list leaves out (or that marginals drawn at random miss) is never measured,
+    and ``sample`` gives it values that say nothing of the data (uniform over
+    its domain, or as the synthesizer's oracle left them). Add its 1-way marginal (or a marginal with the columns it goes
+    with) to the workload. The command line's default workload covers every
+    column.
+    """
+
+
 class BudgetExceededError(ValueError):
     """A mechanism would spend more privacy budget than remains."""

@@ -93,7 +93,8 @@ class QueryWorkload(BaseTableEncoding):
     marginals : list of tuples of column names, default=None
         Explicit marginals (any arities). A bare column name is a 1-way
         marginal. When given, ``k`` is ignored and ``n_marginals`` and
-        ``max_cells`` must be None.
+        ``max_cells`` must be None. A synthesizer learns nothing of a column
+        in none of them (it warns: :class:`~sklearn_privsyn.UncoveredColumnWarning`).
     n_marginals : int, default=None
         Number of marginals drawn at random from the eligible ones; None keeps
         all eligible marginals.

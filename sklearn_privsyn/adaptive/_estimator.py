@@ -344,6 +344,12 @@ class AdaptiveProjection(BaseSynthesizer):
                       "n_rounds_", FutureWarning, stacklevel=2)
         return n_rounds
 
+    def _measured_columns(self):
+        # the 1-way marginals of every column open the 1-way and selection schedules
+        if self.n_rounds_ != 1:
+            return set(range(self.workload_.layout_.n_attributes))
+        return super()._measured_columns()
+
     def _zero_test(self):
         if self.zero_test == "auto":
             if self.representation_ == "graphical":
