@@ -99,6 +99,13 @@ def _flight_delay(d):
     return (delay == d["dep_delay"]) | d["dep_delay"].isna() | d["dep_time"].isna()
 
 
+def _loan_annuity(d):
+    rate = d["interest_rate"] / 1200
+    with np.errstate(all="ignore"):
+        paid = d["loan_amount"] * rate / (1 - (1 + rate) ** -d["term"])
+    return np.isclose(paid, d["installment"], rtol=0, atol=0.01)
+
+
 #: Rules a domain expert checks on a row: table -> {name: row -> bool}. Reported as the
 #: share of synthetic rows that keep each rule (and all of them), beside the real rows'.
 RULES = {
@@ -142,6 +149,8 @@ RULES = {
         # a payment 90 days late is a delinquency: the last delinquency is no older
         "months_since_last_delinq <= months_since_90d_late": lambda d: _at_most(
             d, "months_since_last_delinq", "months_since_90d_late"),
+        # the monthly payment of the amount at the rate over the term (to a cent)
+        "installment = annuity of loan_amount, interest_rate, term": _loan_annuity,
     },
     "cps1988": {
         # experience is the age less the years of schooling less 6; the men are 18 to 70

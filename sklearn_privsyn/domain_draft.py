@@ -34,10 +34,9 @@ The rules, applied column by column:
   :mod:`sklearn_privsyn.derived`): the synthetic rows compute it from its
   source instead of modelling it. Found, in this order: a linear relation
   of numbers no sum below covers (:func:`~sklearn_privsyn._sum_draft.draft_linear`:
-  a date of its year and month), a ``"map"`` of a
-  listed column (with ``MIN_ROWS_PER_VALUE`` rows a value on average, or
-  where a table with the two independent would break it on
-  ``MIN_BROKEN_ROWS`` rows: not a function by chance), ``"intervals"`` of a
+  a date of its year and month), a ``"map"`` of a listed column (with
+  ``MIN_ROWS_PER_VALUE`` rows a value on average, or where a table with the two independent
+  would break it on ``MIN_BROKEN_ROWS`` rows: not a function by chance), ``"intervals"`` of a
   binned one, ``"floordiv"`` by one of ``DIVISORS`` (at most ``MAX_CUTS + 1``
   quotients, so that the number gets a cut at each; never ``"mod"``, which would
   follow the number's noisiest, value-by-value part), and
@@ -47,7 +46,8 @@ The rules, applied column by column:
   hour and minute), a total of two or three, or a difference from a number with points
   (to half a last decimal: :mod:`sklearn_privsyn._sum_draft`). Of two functions of each
   other the later one is derived; a source is never derived itself; then a number nearly fixed by a
-  listed column, ``"ranges"`` (:mod:`sklearn_privsyn._range_draft`); a clock that
+  listed column, ``"ranges"`` (:mod:`sklearn_privsyn._range_draft`); a loan's installment,
+  the annuity of its amount, rate and term (:mod:`sklearn_privsyn._formula_draft`); a clock that
   is another time of day plus a number of minutes (a departure of its schedule
   and delay) becomes a ``"sum"`` with ``"clock"``, missing where a source is
   (present there in at most ``NEAR_MISSING_SHARE`` of the rows);
@@ -167,6 +167,7 @@ def draft_domain(X, *, max_categories=DEFAULT_MAX_CATEGORIES, bins=DEFAULT_BINS,
     """
     import pandas as pd
 
+    from ._formula_draft import draft_annuities
     from ._range_draft import draft_ranges
     from ._scale_draft import draft_log_scale
     from .decimals import draft_decimals
@@ -190,6 +191,7 @@ def draft_domain(X, *, max_categories=DEFAULT_MAX_CATEGORIES, bins=DEFAULT_BINS,
         domain[col] = entry
     _draft_derived(X, domain)
     draft_ranges(X, domain, MARK)
+    draft_annuities(X, domain, MARK)
     _draft_clock_sums(X, domain)
     _draft_cuts(X, domain)
     draft_log_scale(X, domain, MARK)
