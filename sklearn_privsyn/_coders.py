@@ -523,11 +523,11 @@ def make_coder(name, series, *, domain, bounds, bins, default_bins, missing, cli
     in_bins = name in bins
     binned = name in bounds or in_bins or (
         is_number_dtype(dtype) and not _is_integer_dtype(dtype) and name not in domain)
-    if clock and name in domain:
+    if clock and (name in domain or log):
         raise ValueError(
-            f"clocks names column {name!r}, which is in domain: a clock is a binned number; "
-            "give its bounds instead."
-        )
+            f"clocks names column {name!r}, which is in "
+            + ("log_scale: a time of day has no log scale." if log else
+               "domain: a clock is a binned number; give its bounds instead."))
     binned = binned or clock
     for param, value in (("points", points), ("steps", step), ("cuts", cuts),
                          ("log_scale", log or None)):

@@ -40,6 +40,11 @@ def annuity_text(principal, rate, periods, per_period):
     return f"`{principal}` * ({r}) / (1 - (1 + {r}) ** -`{periods}`)"
 
 
+def _nameable(column):
+    """Whether a formula can name the column (text, between backticks)."""
+    return isinstance(column, str) and "`" not in column
+
+
 def _annuity(principal, rate, periods):
     with np.errstate(all="ignore"):
         return principal * rate / (1.0 - (1.0 + rate) ** -periods)
@@ -73,7 +78,7 @@ def draft_annuities(X, domain, mark):
     rates = where(lambda v: np.all((v > 0) & (v <= 100)))
     periods = where(lambda v: np.all((v >= 1) & (v <= MAX_PERIODS) & (v == np.round(v))))
     targets = [c for c in values if "bounds" in domain[c] and not domain[c].get("clock")
-               and isinstance(c, str)]
+               and _nameable(c)]
     for y in targets:
         found = _annuity_of(y, values, present, principals, rates, periods)
         if found is not None:
@@ -87,7 +92,7 @@ def _annuity_of(y, values, present, principals, rates, periods):
         for r in rates:
             for n in periods:
                 names = (p, r, n)
-                if y in names or len(set(names)) < 3 or not all(isinstance(c, str) for c in names):
+                if y in names or len(set(names)) < 3 or not all(map(_nameable, names)):
                     continue
                 both = present[p] & present[r] & present[n]
                 if not np.array_equal(both, present[y]) or both.sum() < MIN_ROWS:

@@ -247,6 +247,8 @@ def _check_bounds(where, spec):
     if spec.get("scale", "linear") not in ("linear", "log"):
         raise ValueError(f"{where}: \"scale\" must be \"linear\" or \"log\"; "
                          f"got {spec['scale']!r}")
+    if spec.get("scale") == "log" and spec.get("clock", False):
+        raise ValueError(f"{where}: a clock (a time of day) has no log scale")
     return (float(lo_hi[0]), float(lo_hi[1])), n_bins, points, step, cuts
 
 

@@ -91,3 +91,10 @@ def test_the_synthetic_rows_compute_the_installment_on_every_row():
     paid = rows["amount"] * monthly / (1 - (1 + monthly) ** -rows["term"])
     assert np.all(np.abs(rows["installment"] - paid) <= 0.005 + 1e-9)
     assert rows["installment"].dtype == X["installment"].dtype
+
+
+def test_a_column_a_formula_cannot_name_is_left_modelled():
+    X = loans().rename(columns={"amount": "amount `usd`"})
+    domain = {c: {"bounds": [0, 1e5]} for c in ["amount `usd`", "rate", "term", "installment"]}
+    draft_annuities(X, domain, MARK)
+    assert "derived" not in domain["installment"]

@@ -176,3 +176,14 @@ def test_spread_error_is_what_the_drafter_compares():
 def test_a_bad_log_scale_names_the_column(log_scale, match):
     with pytest.raises(ValueError, match=match):
         owed_workload(log_scale).fit(owed(100))
+
+
+def test_a_clock_has_no_log_scale():
+    X = pd.DataFrame({"dep_time": [517, 1230, 2359, 5]})
+    wl = QueryWorkload(bounds={"dep_time": (0, 2400)}, clocks=["dep_time"],
+                       log_scale=["dep_time"], k=1)
+    with pytest.raises(ValueError, match="clocks names column 'dep_time', which is in "
+                                         "log_scale: a time of day has no log scale"):
+        wl.fit(X)
+    with pytest.raises(ValueError, match="column 'dep_time': a clock .* has no log scale"):
+        parse_domain({"dep_time": {"bounds": [0, 2400], "clock": True, "scale": "log"}})
