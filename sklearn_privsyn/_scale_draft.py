@@ -57,8 +57,10 @@ def draft_log_scale(X, domain, mark):
             continue
         x = np.clip(x, lo, hi)
         cells = 2**CELL_LEVELS
+        # the offset of the column's own scale: at least its step (1 for whole numbers)
+        step = entry.get("step", 1.0 if np.all(x == np.round(x)) else None)
         linear = spread_error(x, np.linspace(lo, hi, cells + 1))
-        log = spread_error(x, cut_edges(lo, hi, cells, [], None, log=True))
+        log = spread_error(x, cut_edges(lo, hi, cells, [], step, log=True))
         if linear >= MIN_ERROR and log * MIN_GAIN <= linear:
             entry["scale"] = "log"
             entry[mark] = True
