@@ -157,8 +157,9 @@ class BaseSynthesizer(BaseEstimator):
                 f"{type(self).__name__}: columns {left} are in no marginal the fit measured: "
                 "nothing was learned of them, and their synthetic values say nothing of the "
                 "data (uniform, or as the synthesizer's oracle left them). Add their 1-way "
-                "marginals to the workload (e.g. "
-                f"QueryWorkload(marginals=[..., ({left[0]!r},)])) to learn them.",
+                f"marginals to the workload (QueryWorkload(marginals=[..., ({left[0]!r},)])); "
+                "the command line's default workload, without --marginals, covers every "
+                "column.",
                 UncoveredColumnWarning,
                 stacklevel=4,
             )

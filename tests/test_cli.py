@@ -647,3 +647,15 @@ def test_number_share_flag_and_drafted_points(tmp_path, capsys):
         main(base + ["--number-share", "1.5"])
     assert exc.value.code == EXIT_USAGE
     assert "--number-share: must be 'auto' or a number in [0, 1)" in capsys.readouterr().err
+
+
+def test_fit_names_a_column_its_random_marginals_leave_out(files, capsys):
+    # --marginals draws that many k-way marginals: with k = 1 and one marginal, two of the
+    # three columns are in none, and stderr says which and what covers them
+    out = files.dir / "synthetic.csv"
+    assert _fit(files, "--k", "1", "--marginals", "1", "-o", str(out)) == 0
+    err = capsys.readouterr().err
+    assert "are in no marginal the fit measured" in err
+    assert "without --marginals, covers every column" in err
+    assert _fit(files, "--k", "1", "-o", str(out), "-q") == 0  # the default covers them all
+    assert "no marginal" not in capsys.readouterr().err
