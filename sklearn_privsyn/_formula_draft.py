@@ -14,11 +14,14 @@ every row but a few is no accident; like the rest of a draft it is read from
 the data and marked so.
 """
 
+import itertools
+
 import numpy as np
 
 from ._coders import is_number_dtype
 from ._number_spec import float_values
 from ._sum_draft import MAX_OFF_SHARE, last_decimal
+from .expressions import quoted
 
 __all__ = ["MAX_PERIODS", "MIN_ROWS", "annuity_text", "draft_annuities"]
 
@@ -36,13 +39,8 @@ def annuity_text(principal, rate, periods, per_period):
     >>> annuity_text("amount", "rate", "term", 1200)
     '`amount` * (`rate` / 1200) / (1 - (1 + `rate` / 1200) ** -`term`)'
     """
-    r = f"`{rate}` / {per_period}"
-    return f"`{principal}` * ({r}) / (1 - (1 + {r}) ** -`{periods}`)"
-
-
-def _nameable(column):
-    """Whether a formula can name the column (text, between backticks)."""
-    return isinstance(column, str) and "`" not in column
+    r = f"{quoted(rate)} / {per_period}"
+    return f"{quoted(principal)} * ({r}) / (1 - (1 + {r}) ** -{quoted(periods)})"
 
 
 def _annuity(principal, rate, periods):
@@ -78,30 +76,36 @@ def draft_annuities(X, domain, mark):
     rates = where(lambda v: np.all((v > 0) & (v <= 100)))
     periods = where(lambda v: np.all((v >= 1) & (v <= MAX_PERIODS) & (v == np.round(v))))
     targets = [c for c in values if "bounds" in domain[c] and not domain[c].get("clock")
-               and _nameable(c)]
-    for y in targets:
-        found = _annuity_of(y, values, present, principals, rates, periods)
-        if found is not None:
-            domain[y] = {"derived": found, mark: True}
+               and quoted(c)]
+    found = _annuities_of(targets, values, present, principals, rates, periods)
+    for y, spec in found.items():
+        domain[y] = {"derived": spec, mark: True}
 
 
-def _annuity_of(y, values, present, principals, rates, periods):
-    """The derived spec of ``y`` as an annuity of candidate columns, or None."""
-    tolerance = last_decimal(values[y]) + 1e-9 * max(1.0, float(np.nanmax(np.abs(values[y]))))
-    for p in principals:
-        for r in rates:
-            for n in periods:
-                names = (p, r, n)
-                if y in names or len(set(names)) < 3 or not all(map(_nameable, names)):
-                    continue
-                both = present[p] & present[r] & present[n]
-                if not np.array_equal(both, present[y]) or both.sum() < MIN_ROWS:
-                    continue
-                rate = values[r][both]
-                for per_period in (1200, 12) if rate.max() <= 1 else (1200,):
-                    paid = _annuity(values[p][both], rate / per_period, values[n][both])
-                    off = ~(np.abs(paid - values[y][both]) <= tolerance)
-                    if off.sum() <= MAX_OFF_SHARE * both.sum():
-                        return {"of": list(names),
+def _annuities_of(targets, values, present, principals, rates, periods):
+    """``{target: derived spec}`` of the targets that are an annuity of candidate columns:
+    for each target the first candidates (in the order of the lists) that fit it.
+
+    Each annuity is computed once and compared with every target still open.
+    """
+    tolerance = {y: last_decimal(v) + 1e-9 * max(1.0, float(np.nanmax(np.abs(v))))
+                 for y in targets for v in [values[y]]}
+    found = {}
+    for names in itertools.product(principals, rates, periods):
+        left = [y for y in targets if y not in found and y not in names]
+        if not left or len(set(names)) < 3 or not all(map(quoted, names)):
+            continue
+        p, r, n = names
+        both = present[p] & present[r] & present[n]
+        left = [y for y in left if np.array_equal(both, present[y])]
+        if not left or both.sum() < MIN_ROWS:
+            continue
+        rate = values[r][both]
+        for per_period in (1200, 12) if rate.max() <= 1 else (1200,):
+            paid = _annuity(values[p][both], rate / per_period, values[n][both])
+            for y in left:
+                off = ~(np.abs(paid - values[y][both]) <= tolerance[y])
+                if y not in found and off.sum() <= MAX_OFF_SHARE * both.sum():
+                    found[y] = {"of": list(names),
                                 "expression": annuity_text(p, r, n, per_period)}
-    return None
+    return found

@@ -22,6 +22,7 @@ import numpy as np
 
 from ._coders import is_number_dtype
 from ._number_spec import float_values
+from .expressions import quoted
 
 __all__ = ["MAX_DECIMALS", "MAX_DENOMINATOR", "MAX_OFF_SHARE", "draft_linear", "last_decimal",
            "sum_of"]
@@ -214,8 +215,8 @@ def _linear_of(y, candidates, present):
         return None
     if constant == 0 and all(w.denominator == 1 for w in weights):
         return {"of": terms, "sum": [int(w) for w in weights]}
-    if not all(isinstance(c, str) for c in terms):
-        return None  # a formula names its columns by text
+    if not all(quoted(c) for c in terms):
+        return None  # a formula names its columns by text, without backticks
     return {"of": terms, "expression": _linear_text(terms, weights, constant)}
 
 
@@ -229,7 +230,7 @@ def _linear_text(terms, weights, constant):
         if name is None:
             text = str(size.numerator)
         else:
-            text = f"`{name}`" if size.numerator == 1 else f"{size.numerator} * `{name}`"
+            text = quoted(name) if size.numerator == 1 else f"{size.numerator} * {quoted(name)}"
         if size.denominator != 1:
             text += f" / {size.denominator}"
         if parts:

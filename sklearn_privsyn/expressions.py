@@ -32,7 +32,7 @@ from numbers import Real
 
 import numpy as np
 
-__all__ = ["FUNCTIONS", "FUNCTIONS_OF_ONE", "FUNCTIONS_OF_TWO", "Expression"]
+__all__ = ["FUNCTIONS", "FUNCTIONS_OF_ONE", "FUNCTIONS_OF_TWO", "Expression", "quoted"]
 
 #: The functions of one number a derived ``"apply"`` takes, by name.
 FUNCTIONS = {
@@ -50,6 +50,21 @@ _BINARY = {ast.Add: np.add, ast.Sub: np.subtract, ast.Mult: np.multiply,
 _UNARY = {ast.USub: np.negative, ast.UAdd: np.positive}
 _QUOTED = re.compile(r"`([^`]+)`")
 _PLACEHOLDER = "__privsyn_column_{}__"
+
+
+def quoted(column):
+    """The column's name as a formula writes it (between backticks), or None if it cannot.
+
+    A formula names text columns; a name holding a backtick cannot be written.
+
+    Examples
+    --------
+    >>> quoted("capital-gain"), quoted("a`b"), quoted(3)
+    ('`capital-gain`', None, None)
+    """
+    if not isinstance(column, str) or "`" in column:
+        return None
+    return f"`{column}`"
 
 
 @dataclass(frozen=True)

@@ -68,3 +68,12 @@ def test_no_linear_relation_where_the_sums_draft_it_or_none_holds(make):
     domain = {c: {"bounds": [-10**5, 10**5]} for c in X}
     assert draft_linear(X, domain, {c: X[c].isna().to_numpy() for c in X}, "read") == set()
     assert all("derived" not in e for e in domain.values())
+
+
+def test_a_column_a_formula_cannot_name_is_no_source_of_a_linear_relation():
+    # a name holding a backtick cannot be written in a formula: the relation is not drafted
+    X = pd.DataFrame({"y`r": [2000, 2000, 2001, 2003, 2003] * 8, "month": [1, 7, 12, 3, 5] * 8})
+    X["date"] = X["y`r"] + (X["month"] - 1) / 12
+    domain = {c: {"bounds": [0, 3000]} for c in X}
+    draft_linear(X, domain, {c: X[c].isna().to_numpy() for c in X}, "read")
+    assert all("derived" not in entry for entry in domain.values())
