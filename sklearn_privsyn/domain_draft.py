@@ -41,7 +41,7 @@ The rules, applied column by column:
   quotients, so that the number gets a cut at each; never ``"mod"``, which would
   follow the number's noisiest, value-by-value part), and
   ``"apply"`` of a function of :data:`~sklearn_privsyn.derived.FUNCTIONS`
-  (equal to relative precision ``1e-9``); failing all of these, a ``"sum"``
+  (equal to relative precision ``1e-6``: a square kept in single precision); failing all of these, a ``"sum"``
   ``w * a + c`` of two numbers (``w`` one of ``DIVISORS``: a clock time of its
   hour and minute), a total of two or three, or a difference from a number with points
   (to half a last decimal: :mod:`sklearn_privsyn._sum_draft`). Of two functions of each
@@ -586,7 +586,7 @@ def _function_of(a, b, a_entry, b_entry):
         with np.errstate(all="ignore"):
             for name, function in FUNCTIONS.items():
                 image = function(x)
-                if np.all(np.isfinite(image)) and np.allclose(image, y, rtol=1e-9, atol=0):
+                if np.all(np.isfinite(image)) and np.allclose(image, y, rtol=1e-6, atol=0):
                     return {"apply": name}
     if "values" in b_entry:
         cuts = interval_cuts(a, b)

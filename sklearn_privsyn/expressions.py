@@ -37,7 +37,7 @@ __all__ = ["FUNCTIONS", "FUNCTIONS_OF_ONE", "FUNCTIONS_OF_TWO", "Expression", "q
 #: The functions of one number a derived ``"apply"`` takes, by name.
 FUNCTIONS = {
     "log": np.log, "log2": np.log2, "log10": np.log10, "log1p": np.log1p,
-    "exp": np.exp, "sqrt": np.sqrt,
+    "exp": np.exp, "sqrt": np.sqrt, "square": np.square,
 }
 #: The functions of one number a formula may call: those and ``abs``.
 FUNCTIONS_OF_ONE = {**FUNCTIONS, "abs": np.abs}

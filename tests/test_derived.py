@@ -122,6 +122,7 @@ def test_a_binned_source_gets_the_cuts_where_its_derived_column_changes():
     ({"apply": "log1p"}, [-0.0, 0.0], [0.0, 0.0]),  # log1p(-0.0) is -0.0
     ({"apply": "log10"}, [1, 100, np.nan], [0.0, 2.0, np.nan]),
     ({"apply": "sqrt"}, [0, 4, 2.25], [0.0, 2.0, 1.5]),
+    ({"apply": "square"}, [-3, 0, 1.5, np.nan], [9.0, 0.0, 2.25, np.nan]),
 ])
 def test_each_function_computes_its_values(spec, source, expected):
     column = parse_derived({"y": {"of": "x", **spec}}, ["x", "y"])["y"]
@@ -416,7 +417,10 @@ def test_the_drafter_finds_a_total_of_parts_kept_in_cents():
         kwargs = workload_params(domain)
     assert domain["total"]["derived"] == {"of": ["principal", "interest", "fees"],
                                           "sum": [1, 1, 1]}
-    assert all("derived" not in domain[c] for c in ["principal", "interest", "fees", "amount"])
+    assert all("derived" not in domain[c] for c in ["principal", "interest", "fees"])
+    # the amount is 1.5 times the principal plus 100, to the cent: a relation of one source
+    assert domain["amount"]["derived"] == {"of": ["principal"],
+                                           "expression": "3 * `principal` / 2 + 100"}
     rows = AdaptiveProjection(epsilon=1.0, workload=QueryWorkload(**kwargs, k=2),
                               random_state=0).fit(X).sample(1000, random_state=0)
     assert np.allclose(rows["principal"] + rows["interest"] + rows["fees"], rows["total"],

@@ -167,6 +167,22 @@ def test_the_drafter_leaves_wide_ranges_few_rows_and_other_missing_alone():
     assert "derived" not in entries["interest_rate"]
 
 
+@pytest.mark.parametrize("zeros, drafted", [(0.995, False), (0.6, True)])
+def test_a_range_mostly_at_one_value_is_no_range(zeros, drafted):
+    # lending_club's delinquent amount: 0 on 99.5% of the loans, up to 53 on the rest of a
+    # term's trimmed rows; drawn uniformly in [0, 53] it was non-zero on 70% of the rows.
+    # A range holding 60% of its rows at one end (two rates of two years) stays a range.
+    rng = np.random.default_rng(7)
+    n = 6000
+    term = rng.choice(["36", "60"], n)
+    amount = np.where(rng.random(n) < zeros, 0, rng.integers(1, 54, n))
+    amount[rng.random(n) < 0.002] = 42428  # a few large amounts, trimmed as exceptions
+    X = pd.DataFrame({"term": term, "amount": amount})
+    domain = {"term": {"values": ["36", "60"]}, "amount": {"bounds": [0, 42428]}}
+    draft_ranges(X, domain, "read_from_data")
+    assert ("derived" in domain["amount"]) is drafted
+
+
 def test_the_command_line_says_when_rows_of_the_data_fall_outside_the_ranges(tmp_path, capsys):
     X = loans()
     # a coding error: an A0 loan at B0's rate (the grade is then no interval of the rate)

