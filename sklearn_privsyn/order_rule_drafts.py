@@ -72,6 +72,10 @@ def draft_at_most(X, domain, mark):
     applicant's own, on the joint applications only), with ``k`` the largest
     ``a - b`` seen on them:
 
+    No rule is drafted where the two ranges imply it (``max(a) <= min(b)``: a
+    0/1 flag is at most a family's size of 1 to 13 on every row, whatever the
+    pairing). Otherwise:
+
     * ``k == 0``: ``a <= b`` is drafted when ``a == b != 0`` on at least
       ``MIN_TIE_SHARE`` of the rows (a tie shows the two count the same thing;
       an inequality between unrelated columns holds with no tie), or, with
@@ -234,6 +238,8 @@ def _drafted_sum_limit(x, y):
 
 def _drafted_offset(x, y):
     """The ``k`` of the rule ``x <= y + k`` the data hold (see :func:`draft_at_most`), or None."""
+    if np.max(x) <= np.min(y):
+        return None  # the ranges imply it (a 0/1 flag within a family's size): no rule
     k = float(np.max(x - y))
     if k == 0 and np.mean(_edge(x, y, 0.0)) >= MIN_TIE_SHARE:
         return 0.0

@@ -587,3 +587,14 @@ def test_a_product_keeps_each_group_of_rules_and_the_models_other_shares():
     shares = rows["city"].value_counts(normalize=True).reindex(
         est.workload_.categories_["city"], fill_value=0).to_numpy()
     np.testing.assert_allclose(shares, est.component_tables_[city][0], atol=0.03)
+
+
+def test_no_rule_where_the_ranges_imply_it():
+    # k401ksubs: a 0/1 flag never exceeds a family's size of 1 to 13, tied on every
+    # single-person eligible household, but any pairing keeps it: nothing to draft
+    rng = np.random.default_rng(11)
+    n = 4000
+    X = pd.DataFrame({"eligible": rng.integers(0, 2, n), "size": rng.integers(1, 14, n)})
+    domain = {"eligible": {"values": [0, 1]}, "size": {"bounds": [1, 13]}}
+    draft_at_most(X, domain, "read_from_data")
+    assert domain == {"eligible": {"values": [0, 1]}, "size": {"bounds": [1, 13]}}
