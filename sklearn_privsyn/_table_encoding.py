@@ -10,6 +10,8 @@ here after decoding.
 
 from __future__ import annotations
 
+from numbers import Real
+
 import numpy as np
 import pandas as pd
 from sklearn.base import BaseEstimator, TransformerMixin
@@ -121,6 +123,15 @@ class BaseTableEncoding(TransformerMixin, BaseEstimator):
         return {name: (edges[0], edges[-1]) for name, edges in self.encoder_.bin_edges.items()
                 if name not in (self.clocks or ())}
 
+    def _holds(self, column):
+        """Numbers -> mask of those a modelled number column can hold (listed, or in bounds)."""
+        if column in self.categories_:
+            listed = np.asarray([v for v in self.categories_[column] if isinstance(v, Real)],
+                                dtype=float)
+            return lambda values: np.isin(values, listed)
+        lo, hi = self._number_bounds().get(column, (-np.inf, np.inf))
+        return lambda values: (values >= lo) & (values <= hi)
+
     @property
     def rules_(self):
         """Every declared rule the synthetic rows keep: the order rules, the value rules,
@@ -209,7 +220,7 @@ class BaseTableEncoding(TransformerMixin, BaseEstimator):
                 frame[date.day] = date.keep_in_month(frame, rng)
         for rule in self.equal_when_:  # a principal repaid is the amount, when fully paid
             if rule.column in frame:
-                frame[rule.column] = rule.apply(frame)
+                frame[rule.column] = rule.apply(frame, self._holds(rule.column))
         # derived columns from the rounded sources; within the bounds (clocks: in minutes)
         round_columns(frame, self.decimals_, bounds=self._number_bounds())
         if not self.derived_ and wanted is None:

@@ -41,7 +41,7 @@ The rules, applied column by column:
   quotients, so that the number gets a cut at each; never ``"mod"``, which would
   follow the number's noisiest, value-by-value part), and
   ``"apply"`` of a function of :data:`~sklearn_privsyn.derived.FUNCTIONS`
-  (equal to relative precision ``1e-6``: a square kept in single precision); failing all of these, a ``"sum"``
+  (to relative precision ``1e-6``: a square in single precision); failing all of these, a ``"sum"``
   ``w * a + c`` of two numbers (``w`` one of ``DIVISORS``: a clock time of its
   hour and minute), a total of two or three, or a difference from a number with points
   (to half a last decimal: :mod:`sklearn_privsyn._sum_draft`). Of two functions of each
@@ -61,18 +61,15 @@ The rules, applied column by column:
 * a day of the month (whole numbers up to 31) beside a listed month (1 to 12), within the
   month's length on every row, gets ``"day_of"``: its month (with its year, when a listed
   year column decides February 29), so that the synthetic days exist in their months;
-* a number never above another (maybe plus or minus a whole number) and often tied
-  with it gets ``"at_most"`` (years at a company, years worked, the age less 18:
-  :func:`~sklearn_privsyn.order_rule_drafts.draft_at_most`); a listed value
-  held exactly when another column holds one of a few, ``"exactly_when"``
-  (:func:`~sklearn_privsyn.value_rules.draft_exactly_when`); a listed value found only
-  beside a few values of another column, where the two independent would break that on
-  many rows, ``"only_when"`` (a job role and its department:
-  :func:`~sklearn_privsyn.value_rules.draft_only_when`), or exactly within a range of a
-  number (no inquiry in 12 months: :func:`~sklearn_privsyn.value_rules.draft_exactly_between`,
-  after the others); a number equal to another on
-  the rows holding a few values of a listed column, ``"equal_when"`` (a loan's principal
-  repaid and its amount, when fully paid: :func:`~sklearn_privsyn.equal_when.draft_equal_when`);
+* a number never above another (maybe plus or minus a whole number) and often tied with
+  it gets ``"at_most"`` (years worked, the age less 18: :mod:`~sklearn_privsyn.order_rule_drafts`);
+  a listed value held exactly when another column holds one of a few, ``"exactly_when"``;
+  one found only beside a few values of another column, where the two independent would
+  break that on many rows, ``"only_when"`` (a job role and its department), exactly within
+  a range of a number (no inquiry in 12 months; :mod:`~sklearn_privsyn.value_rules`), then
+  only at a number's point (no card, no spending: :mod:`sklearn_privsyn._point_rule_draft`);
+  a number equal to another on the rows holding a few values of a listed column,
+  ``"equal_when"`` (a principal repaid, when fully paid: :mod:`~sklearn_privsyn.equal_when`);
 * a binned or derived number of floats that are not all whole, each written with at most
   ``MAX_DRAFT_DECIMALS`` decimals, gets ``"decimals"``, the fewest that write them all
   (amounts in cents: 2), so that its synthetic values are written the same way
@@ -168,6 +165,7 @@ def draft_domain(X, *, max_categories=DEFAULT_MAX_CATEGORIES, bins=DEFAULT_BINS,
     import pandas as pd
 
     from ._formula_draft import draft_annuities
+    from ._point_rule_draft import draft_at_points
     from ._range_draft import draft_ranges
     from ._scale_draft import draft_log_scale
     from .decimals import draft_decimals
@@ -200,6 +198,7 @@ def draft_domain(X, *, max_categories=DEFAULT_MAX_CATEGORIES, bins=DEFAULT_BINS,
     draft_exactly_when(X, domain, MARK)
     draft_only_when(X, domain, MARK)
     draft_exactly_between(X, domain, MARK)
+    draft_at_points(X, domain, MARK)
     draft_equal_when(X, domain, MARK)
     draft_decimals(X, domain, MAX_DRAFT_DECIMALS)
     if read:

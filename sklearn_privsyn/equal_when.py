@@ -10,9 +10,11 @@ wrong at first sight.
 That a column equals another where a third holds one of a few values is
 public knowledge: declared (``equal_when=`` in
 :class:`~sklearn_privsyn.QueryWorkload`, ``"equal_when"`` in a domain file),
-decoding sets the column to the other on those rows, before the derived
-columns are computed (the balance is then 0) and before the decimals are
-rounded and the values kept within the column's bounds. It reads nothing but
+decoding sets the column to the other on those rows, where the other's
+value is one the column can hold (among its listed values, within its
+bounds; a row of the model that breaks the rule otherwise keeps its value),
+before the derived columns are computed (the balance is then 0) and before
+the decimals are rounded. It reads nothing but
 the fitted model's rows and the declaration: post-processing, no budget. The
 rule also joins the rules every ``sample(n)`` keeps, so that where the model
 draws groups of columns apart, the three columns are drawn together.
@@ -99,14 +101,22 @@ class EqualWhen:
         left, right = float_values(frame[self.column]), float_values(frame[self.other])
         return ~self._held(frame) | np.isnan(left) | (left == right)
 
-    def apply(self, frame):
-        """The column of ``frame`` with ``other``'s values on the rows the rule holds on."""
+    def apply(self, frame, holds=None):
+        """The column of ``frame`` with ``other``'s values on the rows the rule holds on.
+
+        ``holds`` (numbers -> mask), when given, says which values the column can
+        hold (its listed values, its bounds): a row whose ``other`` is none of them
+        keeps its own value, breaking the rule rather than the column's domain.
+        """
         target = frame[self.column]
         held = self._held(frame) & target.notna().to_numpy()
+        copied = float_values(frame[self.other])
+        if holds is not None:
+            held &= holds(np.where(held, copied, np.nan))
         if not held.any():
             return target
         values = float_values(target).copy()
-        values[held] = float_values(frame[self.other])[held]
+        values[held] = copied[held]
         if target.dtype.kind in "iu":
             return pd.Series(np.round(values).astype(target.dtype), index=target.index,
                              name=target.name)
@@ -161,7 +171,9 @@ def draft_equal_when(X, domain, mark):
     ``MIN_CONDITION_SHARE`` of the table, the numbers tie on fewer than
     ``MAX_OTHER_TIE_SHARE`` of the other rows, and an independent pairing of
     the two numbers would break the tie on at least ``MIN_BROKEN_ROWS`` of
-    ``V``'s rows (a tie of chance is no rule). Of several conditions, the one
+    ``V``'s rows (a tie of chance is no rule), and the tie takes two values or more
+    on them (houses without a basement have 0 baths and 0 square feet of it: a
+    value each, not one number equal to the other). Of several conditions, the one
     whose values hold the most rows. The rule goes on ``a`` when ``a`` is at
     most ``b`` (``"at_most"``: the principal repaid, within the amount), else
     on the later of the two. Read from the data: not covered by the privacy
@@ -200,6 +212,7 @@ def draft_equal_when(X, domain, mark):
             rows = both & np.isin(code, held)
             others = both & ~rows
             if (not held.size or held.size == n_present
+                    or np.unique(values[a][rows & tie]).size < 2  # one value: no equality
                     or rows.sum() < MIN_CONDITION_SHARE * len(X)
                     or tie[others].sum() >= MAX_OTHER_TIE_SHARE * others.sum()
                     or rows.sum() * (1.0 - chance) < MIN_BROKEN_ROWS):

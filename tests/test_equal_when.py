@@ -159,6 +159,10 @@ def test_the_drafter_finds_the_tie_of_a_condition_and_says_so(tmp_path, capsys):
     # the tie broken on 1% of the fully paid loans: more than coding errors
     lambda X, rng: X.assign(principal=np.where(
         (X["status"] == "Fully Paid") & (np.arange(len(X)) % 100 == 0), 1.0, X["principal"])),
+    # a tie at one value: every late loan repaid nothing and owes no fee (ames: no basement,
+    # no basement bath and no basement area), two facts of a value, no equality
+    lambda X, rng: X.assign(amount=np.where(X["status"] == "Late", 0, X["amount"]),
+                            principal=np.where(X["status"] == "Late", 0.0, X["principal"] + 1)),
     # a tie on every row but a third of the late loans: nearly the same column, not a
     # condition (the other rows tie too, on more than MAX_OTHER_TIE_SHARE of them)
     lambda X, rng: X.assign(principal=np.where(
@@ -170,3 +174,21 @@ def test_the_drafter_takes_no_tie_of_chance_nor_a_broken_one(make):
               "status": {"values": ["Current", "Fully Paid", "Late"]}}
     draft_equal_when(X, domain, "read_from_data")
     assert all("equal_when" not in e for e in domain.values())
+
+
+def test_a_row_breaking_the_rule_keeps_the_values_its_column_can_hold():
+    # ames: a house without a basement has 0 basement baths and 0 square feet of it; a rule
+    # baths == area there, applied to a row of the model with 1,284 square feet, gave the
+    # baths (listed 0-3) a value of 1,284
+    wl = QueryWorkload(domain={"baths": [0, 1, 2, 3], "area": [0, 2, 800, 1284],
+                               "basement": ["none", "some"]},
+                       equal_when={"baths": {"column": "area", "when": "basement",
+                                             "values": ["none"]}}, k=2)
+    wl.fit(pd.DataFrame({"baths": [0, 2, 1] * 10, "area": [0, 800, 1284] * 10,
+                         "basement": ["none", "some", "some"] * 10}))
+    rows = pd.DataFrame({"baths": [1, 3, 2], "area": [2, 1284, 800],
+                         "basement": ["none", "none", "some"]})
+    decoded = wl.decode(wl.encode(rows), random_state=0)
+    assert decoded["baths"].tolist() == [2, 3, 2]  # applied; kept (1,284 is no bath count); none
+    rule, = wl.equal_when_
+    assert rule.apply(rows).tolist() == [2, 1284, 2]  # without the column's values: as before

@@ -459,6 +459,45 @@ def test_the_drafter_finds_no_range_in_the_tails_of_independent_columns():
     assert "only_when" not in domain["group"]
 
 
+def cards(n=3000, seed=5, spent_without=0):
+    """Applicants with and without a card, 2% of the holders spending 0 (AER's CreditCard)."""
+    rng = np.random.default_rng(seed)
+    card = rng.choice(["no", "yes"], n, p=[0.25, 0.75])
+    spent = np.where(card == "no", 0.0, np.round(rng.lognormal(5, 1, n), 2))
+    spent[(card == "yes") & (rng.random(n) < 0.02)] = 0.0
+    spent[np.flatnonzero(card == "no")[:spent_without]] = 50.0
+    return pd.DataFrame({"card": card, "spent": spent, "age": rng.integers(18, 80, n)})
+
+
+def test_the_drafter_finds_a_value_only_at_a_point_and_rows_keep_it():
+    X = cards()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # the draft is read from the data
+        draft = draft_domain(X)
+    assert draft["spent"]["points"] == [0.0]
+    assert draft["card"]["only_when"] == {"value": "no", "column": "spent", "between": [0, 0]}
+    assert "only_when" not in draft["age"]
+    with pytest.warns(PrivacyLeakWarning):
+        est = AdaptiveProjection(epsilon=1.0, workload=QueryWorkload(**workload_params(draft)),
+                                 random_state=0).fit(X)
+    rows = est.sample(3000, random_state=0)
+    assert (rows.loc[rows["card"] == "no", "spent"] == 0).all()
+    assert abs((rows["card"] == "no").mean() - (X["card"] == "no").mean()) < 0.05
+
+
+@pytest.mark.parametrize("spent_without", [3, 0])
+def test_no_point_rule_with_exceptions_or_by_chance(spent_without):
+    # three applicants without a card who spent: exceptions; or a value too rare for a rule
+    X = cards(spent_without=spent_without)
+    if not spent_without:  # 4 rows without a card: 3 expected to spend if independent
+        X = X[(X["card"] == "yes") | (X.index < 80)].reset_index(drop=True)
+        X = X[(X["card"] == "yes") | (X.groupby("card").cumcount() < 4)]
+    domain = {"card": {"values": ["no", "yes"]}, "spent": {"bounds": [0, 5000], "points": [0]},
+              "age": {"bounds": [18, 79]}}
+    draft_only_when(X, domain, "read_from_data")
+    assert "only_when" not in domain["card"]
+
+
 # ------------------------------------------------------------------ a value and a missing column
 
 JOINT = {"kind": {"value": "single", "column": "joint_income", "missing": True}}
