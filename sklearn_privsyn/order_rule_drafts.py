@@ -83,7 +83,9 @@ def draft_at_most(X, domain, mark):
       break it on ``MIN_UNTIED_BREAK_SHARE`` of the rows and ``MIN_BROKEN_ROWS``
       (a balance left on a loan, a batter's hits within his at-bats; a count
       of accounts below a dollar limit is kept by nearly any pairing and
-      stays undrafted);
+      stays undrafted); the same ``a <= b`` where ``k < 0``, the rule with
+      that constant is not drafted and no ratio below is (a day's mean
+      temperature always below its high: 0 is no constant fitted to the data);
     * ``k`` another whole number: ``a <= b + k`` (years worked at most the
       age less 18) when the two columns' ranges overlap (two counts of one
       kind), ``a - b == k`` on at least ``MIN_TIE_SHARE`` of the rows, the
@@ -146,10 +148,14 @@ def draft_at_most(X, domain, mark):
     columns = drafted_numbers(domain)
     values = {c: float_values(X[c]) for c in columns}
     holds = {}
+    scales = [c for c in columns if "bounds" in domain[c] and not domain[c].get("clock")]
     for a, b, x, y in _present_pairs(columns, values):
         k = _drafted_offset(x, y)
         if k is not None:
             holds[a, b] = k
+        elif _always_below(x, y) and not (a in scales and b in scales and (
+                _drafted_factor(x, y) or _drafted_factor(y, x))):
+            holds[a, b] = 0.0  # (a ratio, where one is drafted, says more)
     drafted = {}
     for (a, b), k in sorted(holds.items(),
                             key=lambda p: (columns.index(p[0][0]), columns.index(p[0][1]))):
@@ -158,7 +164,6 @@ def draft_at_most(X, domain, mark):
             drafted.setdefault(a, []).append(bound_text(b, k))
     # measurements with a true 0: binned numbers, not clocks (a listed number is a code
     # or a count of few values, whose ratios to another are coincidences of the table)
-    scales = [c for c in columns if "bounds" in domain[c] and not domain[c].get("clock")]
     for a, b, x, y in _present_pairs(scales, values):
         factor = None if (a, b) in holds or (b, a) in holds else _drafted_factor(x, y)
         if factor is not None:
@@ -252,6 +257,15 @@ def _drafted_offset(x, y):
     if found is None and k > 0 and _tied_order_with_exceptions(x, y):
         return 0.0
     return found
+
+
+def _always_below(x, y):
+    """Whether ``x < y`` on every row is a rule ``x <= y`` (no tie, no constant: a day's mean
+    temperature below its high): overlapping ranges, not implied by them, and broken by an
+    independent pairing on ``MIN_UNTIED_BREAK_SHARE`` of the rows and ``MIN_BROKEN_ROWS``."""
+    return (np.max(x - y) < 0 < np.max(x) - np.min(y) and _ranges_overlap(x, y)
+            and _independent_breaks(x, y, 0.0) >= max(MIN_BROKEN_ROWS,
+                                                       MIN_UNTIED_BREAK_SHARE * len(x)))
 
 
 def _tied_order_with_exceptions(x, y):

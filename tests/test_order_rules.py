@@ -425,9 +425,10 @@ def test_the_drafter_leaves_a_few_zeros_out_of_a_ratio(zeros, drafted):
     (lambda X: X.assign(worked=np.random.default_rng(1).integers(0, 10, len(X))), False),
     # the rule with 3 coding errors in 3,000 rows (8 years worked past it): drafted
     (lambda X: X.assign(worked=X["worked"].where(X.index >= 3, X["age"] - 10)), True),
-    # 30 rows (1%) past it by 1 to 7 years: too many to be errors, and no edge above
+    # 30 rows (1%) past it by 1 to 7 years: too many to be errors, and no edge above; the
+    # years worked stay below the age on every row, which is drafted
     (lambda X: X.assign(worked=X["worked"].where(
-        X.index >= 30, X["age"] - 18 + 1 + X.index % 7)), False),
+        X.index >= 30, X["age"] - 18 + 1 + X.index % 7)), "age"),
 ])
 def test_the_drafter_finds_rules_with_a_constant_only_where_the_data_hold_one(make, drafted):
     X = make(careers(3000))[["age", "worked"]]
@@ -598,3 +599,28 @@ def test_no_rule_where_the_ranges_imply_it():
     domain = {"eligible": {"values": [0, 1]}, "size": {"bounds": [1, 13]}}
     draft_at_most(X, domain, "read_from_data")
     assert domain == {"eligible": {"values": [0, 1]}, "size": {"bounds": [1, 13]}}
+
+
+def test_a_number_always_strictly_below_another_gets_the_plain_rule():
+    # mosaicData's Weather: a day's low below its mean below its high, never tied, the
+    # gaps 0.5 to 15 degrees (Celsius, below 0 too: no ratio holds); before, no rule was
+    # drafted and a quarter of the synthetic days broke the order
+    rng = np.random.default_rng(12)
+    n = 3000
+    high = np.round(rng.uniform(-15, 40, n), 1)
+    avg = np.round(high - rng.uniform(0.5, 15, n), 1)
+    low = np.round(avg - rng.uniform(0.5, 15, n), 1)
+    X = pd.DataFrame({"high": high, "avg": avg, "low": low})
+    domain = {c: {"bounds": [float(X[c].min()), float(X[c].max())]} for c in X}
+    draft_at_most(X, domain, "read_from_data")
+    assert domain["avg"]["at_most"] == "high" and domain["low"]["at_most"] == "avg"
+    # positive measurements keep a ratio instead, where one holds (a plain rule says less)
+    X = (X + 20).clip(lower=0.5)
+    domain = {c: {"bounds": [float(X[c].min()), float(X[c].max())]} for c in X}
+    draft_at_most(X, domain, "read_from_data")
+    assert "*" in str(domain["avg"]["at_most"])
+    # two unrelated numbers, one above the other by their ranges: nothing to draft
+    X = pd.DataFrame({"a": rng.integers(0, 50, n), "b": rng.integers(60, 99, n)})
+    domain = {"a": {"bounds": [0, 49]}, "b": {"bounds": [60, 98]}}
+    draft_at_most(X, domain, "read_from_data")
+    assert "at_most" not in domain["a"]
