@@ -23,8 +23,8 @@ The rules, applied column by column:
   values held by at least ``point_share`` of the rows and by twice the
   share of each neighbouring value (at most half of ``bins``, the most
   common first), become ``"points"``, exact values with codes of their
-  own, and take the place of as many bins; a float column whose values are
-  all whole numbers gets ``"step": 1``; one of at least ``MIN_CLOCK_VALUES``
+  own, and take the place of as many bins; whole numbers get ``"step"``: their common
+  divisor above 1 (degrees in tens), else 1 for floats; one of at least ``MIN_CLOCK_VALUES``
   whole numbers up to 2400, past 10:00, none ending in 60 to 99, gets
   ``"clock": true`` (times of day written HHMM, :mod:`sklearn_privsyn.clock`);
 * a column with missing values also gets ``"missing": true`` (and the mark:
@@ -99,13 +99,14 @@ MARK = "read_from_data"
 DEFAULT_POINT_SHARE = 0.05
 #: Most cuts drafted for one column (a derived column of more values is left out).
 MAX_CUTS = 31
-#: A listed column is drafted as the source of a map with this many rows a value (or on
-#: the evidence of map_breaks_by_chance).
+#: A listed column is a map's source with this many rows a value (or map_breaks_by_chance).
 MIN_ROWS_PER_VALUE = 10
 #: Divisors tried for a column that is a quotient or a remainder of another (clock parts).
 DIVISORS = (10, 100, 1000, 60, 24)
 #: Most decimals drafted for a number's values (more: a computed value, left as it is).
 MAX_DRAFT_DECIMALS = 4
+#: Whole numbers of at least this many distinct values get their common divisor as a step.
+MIN_STEP_VALUES = 20
 
 
 def draft_domain(X, *, max_categories=DEFAULT_MAX_CATEGORIES, bins=DEFAULT_BINS,
@@ -284,14 +285,16 @@ def _draft_values(col, series, max_categories, bins, point_share):
     points = sorted(int(v) if integer else float(v)
                     for v in _spikes(values, point_share)[: int(bins) // 2])
     n_bins = int(bins) - len(points)
+    step = int(np.gcd.reduce(np.abs(distinct).astype(np.int64))) if integer else 0
+    step = step if distinct.size >= MIN_STEP_VALUES else min(step, 1)  # (2 values: any)
     if integer:
         lo, hi = int(lo), int(hi)
-        n_bins = min(n_bins, hi - lo + 1)
+        n_bins = min(n_bins, (hi - lo) // step + 1)
     entry = {"bounds": [lo, hi], "bins": n_bins}
     if points:
         entry["points"] = points
-    if integer and not pd.api.types.is_integer_dtype(dtype):
-        entry["step"] = 1
+    if step > 1 or integer and not pd.api.types.is_integer_dtype(dtype):
+        entry["step"] = step
     if _looks_like_clock(distinct):
         entry["clock"] = True
     entry[MARK] = True
@@ -347,8 +350,7 @@ def interval_cuts(numbers, labels):
 
 
 def _draft_cuts(X, domain):
-    """Add ``"cuts"`` to binned entries of which a listed or derived column is an interval
-    function."""
+    """Add ``"cuts"`` to binned entries of which a listed or derived column is an interval."""
     binned = [c for c, e in domain.items() if "bounds" in e]
     # a derived column counts too: its relation to the other columns is measured through
     # its source's bins (an hour's through the clock time's)
@@ -454,8 +456,7 @@ def _draft_derived(X, domain):
                 sources.update(found[0])
 
 
-#: A time of day drafted as a sum may be present, where a source is missing, in at most
-#: this share of the rows (where the synthetic rows then miss it).
+#: Largest share of rows where a time of day drafted as a sum is present and a source is not.
 NEAR_MISSING_SHARE = 0.01
 
 

@@ -8,8 +8,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from sklearn_privsyn import PrivacyLeakWarning, QueryWorkload
-from sklearn_privsyn.domain_file import parse_domain
+from sklearn_privsyn import AdaptiveProjection, PrivacyLeakWarning, QueryWorkload
+from sklearn_privsyn.domain_file import parse_domain, workload_params
 from sklearn_privsyn.domain_draft import MARK, draft_domain
 from sklearn_privsyn.cell_budget import budgeted_marginals
 
@@ -157,3 +157,23 @@ def test_budgeted_marginals_lowers_k_when_nothing_fits():
 def test_budgeted_marginals_error_names_the_smallest_column():
     with pytest.raises(ValueError, match=r"more than 20 codes \(the smallest, 'b', has 50\)"):
         budgeted_marginals({"a": 100, "b": 50}, k=2, max_cells=20)
+
+
+@pytest.mark.parametrize("values, step", [
+    (np.arange(0, 360, 10), 10),  # wind directions in tens of degrees
+    (np.arange(10, 170, 5).astype(float), 5),  # storm winds in 5-knot steps, as floats
+    (np.arange(1000, 40001, 25), 25),  # loans in multiples of $25
+    (np.arange(0, 100), None),  # every whole number: no step (an integer column)
+])
+def test_whole_numbers_with_a_common_divisor_get_it_as_their_step(values, step):
+    rng = np.random.default_rng(9)
+    X = pd.DataFrame({"x": rng.choice(values, 3000)})
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # the draft is read from the data
+        entry = draft_domain(X)["x"]
+    assert entry.get("step") == step
+    if step:
+        workload = QueryWorkload(**workload_params({"x": entry}), k=1)
+        rows = AdaptiveProjection(epsilon=1.0, workload=workload, random_state=0).fit(
+            X).sample(2000, random_state=0)
+        assert (rows["x"] % step == 0).all()  # every synthetic value on the grid
