@@ -297,9 +297,8 @@ def utility(table, real, synthetic, domain):
 
 
 def run_one(args, table, epsilon, seed):
-    from sklearn_privsyn.metrics import fidelity_report
-
     from sklearn_privsyn.datasets import DEV_TABLES
+    from sklearn_privsyn.metrics import fidelity_report
 
     data, domain = prepare(table, Path(args.cache))
     real = pd.read_csv(data)

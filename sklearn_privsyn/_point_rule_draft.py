@@ -20,7 +20,7 @@ import numpy as np
 
 from ._number_spec import float_values
 from .order_rule_drafts import MAX_EXCEPTION_SHARE, beyond_chance
-from .value_rules import MIN_VALUE_ROWS, MIN_VALUE_SHARE
+from .value_rules import MIN_VALUE_ROWS, MIN_VALUE_SHARE, json_value, rule_entries
 
 __all__ = ["draft_at_points", "drafted_points"]
 
@@ -40,7 +40,7 @@ def draft_at_points(X, domain, mark):
     {'value': 'no', 'column': 'spent', 'between': [0, 0]}
     """
     named = {(b, r["column"]) for b, e in domain.items() for key in ("only_when", "exactly_when")
-             for r in _entries(e.get(key))}
+             for r in rule_entries(e.get(key))}
     listed = [c for c, e in domain.items() if "values" in e and not X[c].isna().any()]
     numbers = [c for c, e in domain.items() if "bounds" in e and e.get("points")]
     for b, a in itertools.product(listed, numbers):
@@ -48,9 +48,9 @@ def draft_at_points(X, domain, mark):
             continue
         known = set(domain[b]["values"])
         for v, p in drafted_points(X[b], X[a], domain[a]["points"]):
-            if _python(v) in known:
-                rules = _entries(domain[b].get("only_when")) + [
-                    {"value": _python(v), "column": a, "between": [p, p]}]
+            if json_value(v) in known:
+                rules = rule_entries(domain[b].get("only_when")) + [
+                    {"value": json_value(v), "column": a, "between": [p, p]}]
                 domain[b].update({"only_when": rules[0] if len(rules) == 1 else rules,
                                   mark: True})
 
@@ -82,12 +82,3 @@ def drafted_points(left, right, points):
                 found.append((v, p))
                 break
     return found
-
-
-def _entries(declared):
-    return [] if declared is None else list(declared) if isinstance(declared, list) \
-        else [declared]
-
-
-def _python(v):
-    return v.item() if isinstance(v, np.generic) else v

@@ -251,8 +251,7 @@ def _drafted_offset(x, y):
     if k != 0 and _offset_rule_holds(x, y, k):
         return k
     found = _offset_with_exceptions(x, y)
-    if found is None and k == 0 and _ranges_overlap(x, y) and _independent_breaks(
-            x, y, 0.0) >= max(MIN_BROKEN_ROWS, MIN_UNTIED_BREAK_SHARE * len(x)):
+    if found is None and k == 0 and _kept_by_no_pairing(x, y):
         return 0.0  # 0 is no constant fitted to the data: no tie needed at its edge
     if found is None and k > 0 and _tied_order_with_exceptions(x, y):
         return 0.0
@@ -261,11 +260,15 @@ def _drafted_offset(x, y):
 
 def _always_below(x, y):
     """Whether ``x < y`` on every row is a rule ``x <= y`` (no tie, no constant: a day's mean
-    temperature below its high): overlapping ranges, not implied by them, and broken by an
-    independent pairing on ``MIN_UNTIED_BREAK_SHARE`` of the rows and ``MIN_BROKEN_ROWS``."""
-    return (np.max(x - y) < 0 < np.max(x) - np.min(y) and _ranges_overlap(x, y)
-            and _independent_breaks(x, y, 0.0) >= max(MIN_BROKEN_ROWS,
-                                                       MIN_UNTIED_BREAK_SHARE * len(x)))
+    temperature below its high): not implied by the ranges, and :func:`_kept_by_no_pairing`."""
+    return np.max(x - y) < 0 < np.max(x) - np.min(y) and _kept_by_no_pairing(x, y)
+
+
+def _kept_by_no_pairing(x, y):
+    """Whether ``x <= y`` without ties is structure: overlapping ranges, and an independent
+    pairing breaking it on ``MIN_UNTIED_BREAK_SHARE`` of the rows and ``MIN_BROKEN_ROWS``."""
+    return _ranges_overlap(x, y) and _independent_breaks(x, y, 0.0) >= max(
+        MIN_BROKEN_ROWS, MIN_UNTIED_BREAK_SHARE * len(x))
 
 
 def _tied_order_with_exceptions(x, y):

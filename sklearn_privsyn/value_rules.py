@@ -60,7 +60,7 @@ from .order_rules import declarations
 
 __all__ = ["ValueRule", "check_declared_values", "check_listed", "draft_exactly_between",
            "draft_exactly_when", "draft_only_when", "parse_exactly_when", "parse_only_when",
-           "parse_value_rules"]
+           "json_value", "parse_value_rules", "rule_entries"]
 
 #: draft_exactly_when drafts a rule only for a value held by at least this share of the
 #: rows, and with each of the other column's values held by at least MIN_VALUE_ROWS rows
@@ -307,13 +307,13 @@ def draft_exactly_when(X, domain, mark):
             if not (left[right.isin(list(given))] == v).all():
                 continue
             domain[b].update({"exactly_when": {
-                "value": _plain(v), "column": a,
-                "values": sorted((_plain(w) for w in given), key=str)}, mark: True})
+                "value": json_value(v), "column": a,
+                "values": sorted((json_value(w) for w in given), key=str)}, mark: True})
             break
     for b in listed:
         found = _drafted_missing(X, b, [a for a in domain if a != b])
         if found:
-            rules = _entries(domain[b].get("exactly_when")) + found
+            rules = rule_entries(domain[b].get("exactly_when")) + found
             domain[b].update({"exactly_when": rules[0] if len(rules) == 1 else rules,
                               mark: True})
 
@@ -344,7 +344,7 @@ def _drafted_missing(X, b, others):
             if len(X) * (share * (1 - p) + (1 - share) * p) < MIN_BROKEN_ROWS:
                 continue
             if np.array_equal(codes == v, missing):
-                found.append({"value": _plain(v), "column": a, "missing": True})
+                found.append({"value": json_value(v), "column": a, "missing": True})
                 break
     return found
 
@@ -382,7 +382,7 @@ def draft_only_when(X, domain, mark):
     {'value': 'sales', 'column': 'role', 'values': ['boss', 'rep']}
     """
     every = [c for c, e in domain.items() if "values" in e]
-    tied = {(b, r["column"]) for b in every for r in _entries(domain[b].get("exactly_when"))}
+    tied = {(b, r["column"]) for b in every for r in rule_entries(domain[b].get("exactly_when"))}
     drafted = {}
     for b, a in itertools.permutations(every, 2):
         if (b, a) in tied or (a, b) in tied:
@@ -403,8 +403,8 @@ def draft_only_when(X, domain, mark):
             if not (_listed(domain[b], [v]) and _listed(domain[a], given)):
                 continue  # (a value the draft folds into its "other" value)
             drafted.setdefault(b, []).append({
-                "value": _plain(v), "column": a,
-                "values": sorted((_plain(w) for w in given), key=str)})
+                "value": json_value(v), "column": a,
+                "values": sorted((json_value(w) for w in given), key=str)})
     numbers = [c for c, e in domain.items() if "bounds" in e]
     listed = [c for c in every if not X[c].isna().any()]
     for b, a in itertools.product(listed, numbers):
@@ -453,7 +453,7 @@ def _drafted_ranges(left, right, entry):
         if hi - lo < MIN_RANGE_SPAN_SHARE * (values[-1] - values[0]):
             return []  # the number is nearly a function of the column: no range for any value
         if beyond_chance(broken, exceptions):
-            found.append((_plain(v), _plain(lo), _plain(hi)))
+            found.append((json_value(v), json_value(lo), json_value(hi)))
     return found
 
 
@@ -489,7 +489,7 @@ def draft_exactly_between(X, domain, mark):
     """
     numbers = {c: _sorted_present(X[c]) for c, e in domain.items() if "bounds" in e}
     named = {(b, r["column"]) for b, e in domain.items()
-             for key in ("exactly_when", "only_when") for r in _entries(e.get(key))}
+             for key in ("exactly_when", "only_when") for r in rule_entries(e.get(key))}
     for b in [c for c, e in domain.items() if ("values" in e or "bounds" in e)
               and not X[c].isna().any()]:
         held = [(v, (X[b] == v).to_numpy()) for v, share in X[b].value_counts(
@@ -499,7 +499,7 @@ def draft_exactly_between(X, domain, mark):
                  if a != b and (b, a) not in named and (a, b) not in named
                  for rule in _exact_ranges(held, presorted, a)]
         if found:
-            rules = _entries(domain[b].get("exactly_when")) + found
+            rules = rule_entries(domain[b].get("exactly_when")) + found
             domain[b].update({"exactly_when": rules[0] if len(rules) == 1 else rules,
                               mark: True})
 
@@ -533,7 +533,7 @@ def _exact_ranges(held, presorted, name):
             values.size)
         p_held = inside.size / values.size
         broken = values.size * (p_held * (1 - p_in) + (1 - p_held) * p_in)
-        rule = {"value": _plain(v), "column": name, "between": [_plain(lo), _plain(hi)]}
+        rule = {"value": json_value(v), "column": name, "between": [json_value(lo), json_value(hi)]}
         apart = int(np.sum(missing & ~rows))  # a missing number without v
         for flag, count in ((True, exceptions + apart), (False, exceptions)):
             if flag and not (missing & rows).any():
@@ -563,16 +563,16 @@ def _fewest_exceptions(inside, outside, allowed):
 def _listed(entry, values):
     """Whether every one of ``values`` is among the entry's listed values."""
     known = set(entry["values"])
-    return all(_plain(v) in known for v in values)
+    return all(json_value(v) in known for v in values)
 
 
-def _entries(declared):
+def rule_entries(declared):
     """A declaration's entries as a list (none, one, or a list of them)."""
     if declared is None:
         return []
     return list(declared) if isinstance(declared, (list, tuple)) else [declared]
 
 
-def _plain(value):
+def json_value(value):
     """A numpy scalar as the JSON value it is."""
     return value.item() if isinstance(value, np.generic) else value
