@@ -193,36 +193,40 @@ def draft_linear(X, domain, isna, mark):
         candidates = [c for c in values if c != b and c not in sources
                       and "derived" not in domain[c] and np.array_equal(isna[c], isna[b])]
         found = _linear_of(values[b], {c: values[c] for c in candidates}, ~isna[b])
-        if found is not None and len(found["of"]) == 1:
-            a = found["of"][0]
-            if np.unique(values[b][~isna[b]]).size < ONE_SOURCE_VALUES:
-                continue  # a few values: a map's, if any (a line fits 5 points to +-0.5)
-            # how far one step of a moves b, in b's steps (b exact: as far as need be)
-            step = last_decimal(values[b])
-            landed = float(abs(found["weight"])) * last_decimal(values[a]) / step if step \
-                else np.inf
-            if landed < MIN_LANDED:
-                continue  # b a rounding of a (an hour of a time): a line fits it to +-0.5
-            if step and (found["constant"] / Fraction(step).limit_denominator(10**MAX_DECIMALS)
-                         ).denominator != 1:
-                continue  # floor(x / 10) is x / 10 - 0.45 to +-0.5: b's own steps only
-            # b = w a and a = b / w may both hold to the rows' decimals (charges to the
-            # cent at 0.27 a minute, minutes in tenths): a is the source if its steps land
-            # on b's, so that the synthetic rows hold both as the real ones do; on a tie
-            # the later column is derived
-            if ((landed < 1 or landed == 1 and names.index(a) > names.index(b))
-                    and _linear_of(values[a], {b: values[b]}, ~isna[b]) is not None):
-                continue
-        if found is not None:
-            found.pop("weight", None), found.pop("constant", None)
-            domain[b] = {"derived": found, mark: True}
-            sources.update(found["of"])
+        if found is None:
+            continue
+        spec, weights, constant = found
+        if len(spec["of"]) == 1 and not _one_source_kept(
+                b, spec["of"][0], weights[0], constant, values, isna, names):
+            continue
+        domain[b] = {"derived": spec, mark: True}
+        sources.update(spec["of"])
     return sources
 
 
+def _one_source_kept(b, a, weight, constant, values, isna, names):
+    """Whether ``b = weight a + constant`` is drafted (see :func:`draft_linear`)."""
+    if np.unique(values[b][~isna[b]]).size < ONE_SOURCE_VALUES:
+        return False  # a few values: a map's, if any (a line fits 5 points to +-0.5)
+    # how far one step of a moves b, in b's steps (b exact: as far as need be)
+    step = last_decimal(values[b])
+    landed = float(abs(weight)) * last_decimal(values[a]) / step if step else np.inf
+    if landed < MIN_LANDED:
+        return False  # b a rounding of a (an hour of a time): a line fits it to +-0.5
+    if step and (constant / Fraction(step).limit_denominator(10**MAX_DECIMALS)
+                 ).denominator != 1:
+        return False  # floor(x / 10) is x / 10 - 0.45 to +-0.5: b's own steps only
+    # b = w a and a = b / w may both hold to the rows' decimals (charges to the cent at
+    # 0.27 a minute, minutes in tenths): a is the source if its steps land on b's, so
+    # that the synthetic rows hold both as the real ones do; on a tie the later column
+    # is derived
+    return not ((landed < 1 or landed == 1 and names.index(a) > names.index(b))
+                and _linear_of(values[a], {b: values[b]}, ~isna[b]) is not None)
+
+
 def _linear_of(y, candidates, present):
-    """The derived spec of ``y`` as a linear relation of ``candidates`` (see
-    :func:`draft_linear`), or None."""
+    """``(derived spec, weights, constant)`` of ``y`` as a linear relation of
+    ``candidates`` (see :func:`draft_linear`), or None."""
     rows = np.flatnonzero(present)
     names = [c for c in candidates if rows.size and np.ptp(candidates[c][rows]) > 0]
     if not names or len(rows) < max(30, ROWS_PER_TERM * (len(names) + 1)):
@@ -259,11 +263,10 @@ def _linear_of(y, candidates, present):
     if whole and 2 <= len(terms) <= 3:
         return None  # a plain sum of two or three: sum_of's
     if whole and len(terms) > 1:
-        return {"of": terms, "sum": [int(w) for w in weights]}
+        return {"of": terms, "sum": [int(w) for w in weights]}, weights, constant
     if not all(quoted(c) for c in terms):
         return None  # a formula names its columns by text, without backticks
-    return {"of": terms, "expression": _linear_text(terms, weights, constant),
-            "weight": weights[0], "constant": constant}
+    return {"of": terms, "expression": _linear_text(terms, weights, constant)}, weights, constant
 
 
 def _holds(nice, terms, candidates, y, rows, tolerance):
