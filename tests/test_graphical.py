@@ -8,6 +8,7 @@ import pytest
 from scipy import stats
 
 from sklearn_privsyn.adaptive import GraphicalModel, junction_tree, junction_tree_size
+from sklearn_privsyn.adaptive._graphical import junction_tree_sizes
 
 
 def marginal_of(joint, columns):
@@ -54,6 +55,40 @@ def test_junction_tree_covers_every_set_and_has_running_intersection(seed):
     assert sorted(order) == list(range(len(cliques))) and parent[order[0]] == -1
     assert running_intersection(cliques, parent)
     assert junction_tree_size(sizes, sets) == sum(math.prod(sizes[a] for a in c) for c in cliques)
+
+
+def greedy_cliques(sizes, sets):
+    """The greedy elimination written plainly: each step recounts every column's clique."""
+    d = len(sizes)
+    neighbours = {a: set() for a in range(d)}
+    for s in sets:
+        for a, b in itertools.permutations(s, 2):
+            neighbours[a].add(b)
+    alive, found = set(range(d)), set()
+    while alive:
+        v = min(alive, key=lambda u: (math.prod(sizes[b] for b in neighbours[u] & alive) * sizes[u], u))
+        clique = neighbours[v] & alive
+        for a, b in itertools.permutations(clique, 2):
+            neighbours[a].add(b)
+        found.add(frozenset(clique | {v}))
+        alive.remove(v)
+    return {c for c in found if not any(c < other for other in found)}
+
+
+@pytest.mark.parametrize("seed", range(20))
+def test_the_elimination_is_the_plain_greedy_one_whatever_the_order_of_the_sets(seed):
+    rng = np.random.default_rng(seed)
+    d = int(rng.integers(3, 12))
+    sizes = rng.choice([2, 3, 4, 6, 12], size=d).tolist()  # many ties of cells: 2*6 == 3*4
+    sets = [tuple(int(a) for a in rng.choice(d, size=rng.integers(1, 4), replace=False))
+            for _ in range(int(rng.integers(1, 2 * d)))]
+    cliques, _, _ = junction_tree(sizes, sets)
+    assert {frozenset(c) for c in cliques} == greedy_cliques(sizes, sets)
+    shuffled = [tuple(rng.permutation(s)) for s in rng.permutation(np.array(sets, dtype=object))]
+    assert junction_tree(sizes, shuffled)[0] == cliques
+    extra = [tuple(rng.choice(d, size=2, replace=False)) for _ in range(5)] + [()]
+    assert junction_tree_sizes(sizes, sets, extra) == [
+        junction_tree_size(sizes, sets + [e]) for e in extra]
 
 
 @pytest.mark.parametrize("seed", range(3))

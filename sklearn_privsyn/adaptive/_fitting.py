@@ -15,7 +15,7 @@ import math
 
 import numpy as np
 
-from ._graphical import GraphicalModel, junction_tree_size
+from ._graphical import GraphicalModel, junction_tree_sizes
 from ._product_mixture import ProductMixture
 from ._projection import Projection, zeroed_targets
 from ._rules import (
@@ -175,10 +175,12 @@ class GraphicalFit:
     def admissible(self, candidates, progress):
         limit = GRAPHICAL_MAX_CELLS * progress
         cliques = [set(c) for c in self.model.cliques]
-        allowed = np.zeros(len(candidates.marginals), dtype=bool)
-        for i, m in enumerate(candidates.marginals):
-            allowed[i] = (any(set(m) <= c for c in cliques)
-                          or junction_tree_size(self.sizes, self.model.marginals + [m]) <= limit)
+        allowed = np.array([any(set(m) <= c for c in cliques) for m in candidates.marginals],
+                           dtype=bool)
+        others = np.flatnonzero(~allowed)  # a marginal outside every clique changes the tree
+        sizes = junction_tree_sizes(self.sizes, self.model.marginals,
+                                    [candidates.marginals[i] for i in others])
+        allowed[others] = np.asarray(sizes, dtype=float) <= limit
         return allowed
 
     def finish(self, est):
