@@ -295,14 +295,15 @@ def draft_exactly_when(X, domain, mark):
             continue
         left, right = X[b], X[a]
         present = left.notna() & right.notna()
-        if present.sum() < len(X) or X[a].nunique() <= MAX_GIVEN_VALUES:
+        if present.sum() < len(X):
             continue
         counts = right.value_counts()
         for v, share in left.value_counts(normalize=True).items():
             if share < MIN_VALUE_SHARE:
                 break
             given = set(right[left == v])
-            if len(given) > MAX_GIVEN_VALUES or any(counts[w] < MIN_VALUE_ROWS for w in given):
+            if len(given) > MAX_GIVEN_VALUES or len(given) == counts.size or any(
+                    counts[w] < MIN_VALUE_ROWS for w in given):
                 continue
             if not (left[right.isin(list(given))] == v).all():
                 continue
@@ -364,7 +365,9 @@ def draft_only_when(X, domain, mark):
     ``MIN_BROKEN_ROWS`` rows (so the data did not keep it by chance). For a
     number ``a`` that ``b`` (never missing) ranks (see :func:`_drafted_ranges`: a job level
     and its incomes), ``b == v`` only when ``lo <= a <= hi`` is drafted for
-    each of its values. A column with several such values gets a list. Read
+    each of its values. A column with several such values gets a list. An
+    implication that rules already drafted imply through a third column is
+    left out (:func:`~sklearn_privsyn._rule_implication.implied_by_ties`). Read
     from the data: not covered by the privacy guarantee until reviewed.
 
     Examples
@@ -381,6 +384,8 @@ def draft_only_when(X, domain, mark):
     >>> domain["dept"]["only_when"][0]  # and the other way round
     {'value': 'sales', 'column': 'role', 'values': ['boss', 'rep']}
     """
+    from ._rule_implication import implied_by_ties  # (it reads this module's rule entries)
+
     every = [c for c, e in domain.items() if "values" in e]
     tied = {(b, r["column"]) for b in every for r in rule_entries(domain[b].get("exactly_when"))}
     drafted = {}
@@ -402,9 +407,10 @@ def draft_only_when(X, domain, mark):
                 continue
             if not (_listed(domain[b], [v]) and _listed(domain[a], given)):
                 continue  # (a value the draft folds into its "other" value)
-            drafted.setdefault(b, []).append({
-                "value": json_value(v), "column": a,
-                "values": sorted((json_value(w) for w in given), key=str)})
+            rule = {"value": json_value(v), "column": a,
+                    "values": sorted((json_value(w) for w in given), key=str)}
+            if not implied_by_ties(rule, domain, drafted.get(b, []), b):
+                drafted.setdefault(b, []).append(rule)
     numbers = [c for c, e in domain.items() if "bounds" in e]
     listed = [c for c in every if not X[c].isna().any()]
     for b, a in itertools.product(listed, numbers):

@@ -18,9 +18,12 @@ from sklearn_privsyn.domain_file import parse_domain, workload_params
 from sklearn_privsyn.value_rules import (
     ValueRule,
     draft_exactly_between,
+    draft_exactly_when,
     draft_only_when,
     parse_exactly_when,
     parse_only_when,
+    parse_value_rules,
+    rule_entries,
 )
 
 RULE = {"occupation": {"value": "?", "column": "work", "values": ["?", "none"]}}
@@ -732,3 +735,51 @@ def test_an_exact_range_on_a_clock_reads_its_value_as_a_time_of_day():
     wl = QueryWorkload(bounds={"t": (0, 2400), "late": (0, 60)}, bins={"t": 24},
                        clocks=["t"], exactly_when=rule, k=1).fit(X)
     assert wl.value_rules_ == parse_exactly_when(rule, ["t", "late"])
+
+
+# ------------------------------------------------------------ implications the ties already imply
+
+def telco(n=3000, seed=0):
+    """Internet services: "none" exactly when there is no internet; DSL-only landlines."""
+    rng = np.random.default_rng(seed)
+    internet = rng.choice(["DSL", "Fiber", "No"], n, p=[0.35, 0.45, 0.2])
+    X = pd.DataFrame({"internet": internet})
+    for name in ("security", "backup", "support"):
+        X[name] = np.where(internet == "No", "none", rng.choice(["No", "Yes"], n))
+    X["lines"] = np.where((internet == "DSL") & (rng.random(n) < 0.3), "no phone",
+                          rng.choice(["single", "multiple"], n))
+    return X
+
+
+def test_a_shared_not_applicable_value_is_tied_once_and_not_implied_pair_by_pair():
+    X = telco()
+    domain = {c: {"values": sorted(set(X[c]))} for c in X}
+    draft_exactly_when(X, domain, "read_from_data")
+    draft_only_when(X, domain, "read_from_data")
+    for name in ("security", "backup", "support"):  # a given column of three values
+        assert domain[name]["exactly_when"] == {
+            "value": "none", "column": "internet", "values": ["No"]}
+    services = {"security", "backup", "support"}
+    implications = [(b, r["column"]) for b, e in domain.items()
+                    for r in rule_entries(e.get("only_when"))]
+    assert not [(b, a) for b, a in implications if b in services and a in services]
+    # what the ties do not imply stays: no landline only with DSL
+    assert {"value": "no phone", "column": "internet", "values": ["DSL"]} in rule_entries(
+        domain["lines"].get("only_when"))
+    rows = X.sample(frac=1.0, random_state=0)
+    declared = [{c: e[key] for c, e in domain.items() if key in e}
+                for key in ("exactly_when", "only_when")]
+    for rule in parse_value_rules(*declared, list(X.columns)):
+        assert rule.kept(rows).all(), str(rule)
+
+
+def test_an_implication_is_kept_where_no_tie_implies_it():
+    # the services follow the internet one way only: no tie, so each implication stays
+    X = telco()
+    X.loc[(X["internet"] == "Fiber") & (np.arange(len(X)) % 10 == 0), "security"] = "none"
+    domain = {c: {"values": sorted(set(X[c]))} for c in X}
+    draft_exactly_when(X, domain, "read_from_data")
+    draft_only_when(X, domain, "read_from_data")
+    assert "exactly_when" not in domain["security"]
+    assert {"value": "none", "column": "internet", "values": ["Fiber", "No"]} in rule_entries(
+        domain["security"].get("only_when"))
