@@ -23,7 +23,7 @@ import itertools
 import numpy as np
 
 from ._number_spec import float_values
-from .order_rule_drafts import MAX_EXCEPTION_SHARE, beyond_chance
+from .order_rule_drafts import MAX_EXCEPTION_SHARE, beyond_chance, exact_breaks
 from .value_rules import MIN_VALUE_ROWS, MIN_VALUE_SHARE, json_value, rule_entries
 
 __all__ = ["draft_at_points", "drafted_points"]
@@ -104,6 +104,5 @@ def _holds_both_ways(held, at_p):
     """Whether the rows holding a value (``held``) are those at a point (``at_p``), all but
     ``MAX_EXCEPTION_SHARE`` of them, beyond what an independent table would give."""
     exceptions = int(np.sum(held != at_p))
-    p_held, p_at = np.mean(held), np.mean(at_p)
-    broken = held.size * (p_held * (1.0 - p_at) + (1.0 - p_held) * p_at)
+    broken = exact_breaks(held.size, np.mean(held), np.mean(at_p))
     return bool(exceptions <= MAX_EXCEPTION_SHARE * held.size and beyond_chance(broken, exceptions))

@@ -7,28 +7,27 @@ to values of ``c``, the implication says nothing more, and a reader (and the
 sampler) would carry one rule for every pair of columns that share ``c``.
 """
 
-from .value_rules import rule_entries
-
-__all__ = ["implied_by_ties", "value_ties"]
+__all__ = ["implied_by_ties"]
 
 
-def implied_by_ties(rule, domain, drafted, b):
+def implied_by_ties(rule, b, ties, domain, drafted):
     """Whether ``b == v only when a in S`` follows from rules already drafted, through a third
     column ``c``: ``b == v`` holds ``c`` to some of its values (``b``'s ``exactly_when``, or
-    an ``only_when`` drafted before), and ``a``'s ``exactly_when`` ties one value of ``a``
-    to values of ``c``. Telco's six internet services are each "No internet service"
-    exactly when the internet service is "No"; that any one is "No" only when another is
-    not "No internet service" (141 rules on modeldata's wa_churn) says nothing more.
+    an ``only_when`` of ``b`` in ``drafted``), and ``a``'s ``exactly_when`` ties one value
+    of ``a`` to values of ``c``; ``ties`` holds the ``exactly_when`` rules of the domain as
+    ``{column: (value, c, values)}``. Telco's six internet services are each "No internet
+    service" exactly when the internet service is "No"; that any one is "No" only when
+    another is not "No internet service" (141 rules on modeldata's wa_churn) says nothing
+    more.
     """
     v, a, given = rule["value"], rule["column"], set(rule["values"])
-    ties = value_ties(domain)
+    if a not in ties:
+        return False
     holds = []  # (c, the values c may hold where b == v)
     if b in ties:
         vb, c, values = ties[b]
         holds.append((c, values if v == vb else set(domain[c]["values"]) - values))
     holds += [(r["column"], set(r["values"])) for r in drafted if r["value"] == v]
-    if a not in ties:
-        return False
     va, c_a, values_a = ties[a]
     for c, values in holds:
         if c != c_a:
@@ -39,12 +38,3 @@ def implied_by_ties(rule, domain, drafted, b):
             return True
     return False
 
-
-def value_ties(domain):
-    """``{column: (v, c, values)}``: the drafted ``column == v exactly when c in values``."""
-    ties = {}
-    for b, e in domain.items():
-        for r in rule_entries(e.get("exactly_when")):
-            if "values" in r and "values" in domain.get(r["column"], {}):
-                ties.setdefault(b, (r["value"], r["column"], set(r["values"])))
-    return ties

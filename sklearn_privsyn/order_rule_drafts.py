@@ -25,7 +25,7 @@ from .order_rules import bound_text
 __all__ = ["EXCEPTION_EVIDENCE", "MAX_EXCEPTION_SHARE", "MAX_TIED_EXCEPTION_SHARE",
            "MIN_BROKEN_ROWS", "MIN_TIE_SHARE", "beyond_chance",
            "MIN_SUM_BREAK_SHARE", "MIN_TIE_SHARE_WITH_EXCEPTIONS", "MIN_UNTIED_BREAK_SHARE",
-           "draft_at_most", "drafted_numbers", "map_breaks_by_chance"]
+           "draft_at_most", "drafted_numbers", "exact_breaks", "map_breaks_by_chance"]
 
 #: draft_at_most drafts ``a <= b`` only when a == b != 0 on at least this share of the
 #: rows holding both (a tie shows the columns count the same thing; an inequality
@@ -350,6 +350,19 @@ def beyond_chance(broken, exceptions, needed=MIN_BROKEN_ROWS):
     (True, False, False)
     """
     return broken >= max(needed, EXCEPTION_EVIDENCE * exceptions)
+
+
+def exact_breaks(n, p, q):
+    """Rows of ``n`` a table with two columns independent would break "``A`` exactly when
+    ``B``" on, ``A`` held by a share ``p`` of the rows and ``B`` by ``q``.
+
+    Examples
+    --------
+    >>> from sklearn_privsyn.order_rule_drafts import exact_breaks
+    >>> exact_breaks(1000, 0.25, 0.25)
+    375.0
+    """
+    return n * (p * (1 - q) + (1 - p) * q)
 
 
 def _independent_breaks(x, y, k):

@@ -55,7 +55,9 @@ import numpy as np
 import pandas as pd
 
 from ._number_spec import float_values
-from .order_rule_drafts import MAX_EXCEPTION_SHARE, MIN_BROKEN_ROWS, beyond_chance
+from ._rule_implication import implied_by_ties
+from .order_rule_drafts import (MAX_EXCEPTION_SHARE, MIN_BROKEN_ROWS, beyond_chance,
+                                exact_breaks)
 from .order_rules import declarations
 
 __all__ = ["ValueRule", "check_declared_values", "check_listed", "draft_exactly_between",
@@ -342,7 +344,7 @@ def _drafted_missing(X, b, others):
         for v, share in shares.items():
             if share < MIN_VALUE_SHARE:
                 break
-            if len(X) * (share * (1 - p) + (1 - share) * p) < MIN_BROKEN_ROWS:
+            if exact_breaks(len(X), share, p) < MIN_BROKEN_ROWS:
                 continue
             if np.array_equal(codes == v, missing):
                 found.append({"value": json_value(v), "column": a, "missing": True})
@@ -384,9 +386,8 @@ def draft_only_when(X, domain, mark):
     >>> domain["dept"]["only_when"][0]  # and the other way round
     {'value': 'sales', 'column': 'role', 'values': ['boss', 'rep']}
     """
-    from ._rule_implication import implied_by_ties  # (it reads this module's rule entries)
-
     every = [c for c, e in domain.items() if "values" in e]
+    ties = _value_ties(domain)
     tied = {(b, r["column"]) for b in every for r in rule_entries(domain[b].get("exactly_when"))}
     drafted = {}
     for b, a in itertools.permutations(every, 2):
@@ -409,7 +410,7 @@ def draft_only_when(X, domain, mark):
                 continue  # (a value the draft folds into its "other" value)
             rule = {"value": json_value(v), "column": a,
                     "values": sorted((json_value(w) for w in given), key=str)}
-            if not implied_by_ties(rule, domain, drafted.get(b, []), b):
+            if not implied_by_ties(rule, b, ties, domain, drafted.get(b, [])):
                 drafted.setdefault(b, []).append(rule)
     numbers = [c for c, e in domain.items() if "bounds" in e]
     listed = [c for c in every if not X[c].isna().any()]
@@ -538,7 +539,7 @@ def _exact_ranges(held, presorted, name):
         p_in = (np.searchsorted(values, hi, "right") - np.searchsorted(values, lo, "left")) / (
             values.size)
         p_held = inside.size / values.size
-        broken = values.size * (p_held * (1 - p_in) + (1 - p_held) * p_in)
+        broken = exact_breaks(values.size, p_held, p_in)
         rule = {"value": json_value(v), "column": name, "between": [json_value(lo), json_value(hi)]}
         apart = int(np.sum(missing & ~rows))  # a missing number without v
         for flag, count in ((True, exceptions + apart), (False, exceptions)):
@@ -570,6 +571,16 @@ def _listed(entry, values):
     """Whether every one of ``values`` is among the entry's listed values."""
     known = set(entry["values"])
     return all(json_value(v) in known for v in values)
+
+
+def _value_ties(domain):
+    """``{column: (v, c, values)}``: the drafted ``column == v exactly when c in values``."""
+    ties = {}
+    for b, e in domain.items():
+        for r in rule_entries(e.get("exactly_when")):
+            if "values" in r and "values" in domain.get(r["column"], {}):
+                ties.setdefault(b, (r["value"], r["column"], set(r["values"])))
+    return ties
 
 
 def rule_entries(declared):

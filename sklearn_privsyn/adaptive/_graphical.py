@@ -156,7 +156,7 @@ def junction_tree(sizes, sets):
     ([(0, 1), (1, 2)], [-1, 0], [0, 1])
     """
     sizes = [int(s) for s in sizes]
-    cliques = _elimination_cliques(sizes, list(sets) + [(a,) for a in range(len(sizes))])
+    cliques = _elimination_cliques(sizes, sets)
     k = len(cliques)
     edges = sorted((-len(set(cliques[i]) & set(cliques[j])), i, j)
                    for i in range(k) for j in range(i + 1, k))
