@@ -8,9 +8,9 @@ binned number ``a`` with drafted ``"points"`` that no rule of either names yet,
 ``CreditCard``: the 296 applicants without a card all have an expenditure of 0,
 and 2% of the card holders spend 0 too, so the rule holds one way only;
 modelled, 78% of the synthetic applicants without a card spent up to 2,700 a
-month. The ranges of :func:`~sklearn_privsyn.value_rules.draft_only_when` leave
+month. The ranges of :func:`~sklearn_privsyn.value_rule_drafts.draft_only_when` leave
 such a value out (a range of one value is narrower than any they take), and a
-value tied to a range both ways (:func:`~sklearn_privsyn.value_rules.draft_exactly_between`)
+value tied to a range both ways (:func:`~sklearn_privsyn.value_rule_drafts.draft_exactly_between`)
 is drafted first. Where the point holds the value's rows alone, the rule holds both ways
 and is drafted in ``b``'s ``"exactly_when"``: Boston's tracts on radial highway 24 (the
 city) all pay a tax rate of 666, and no other tract does; drafted one way only, 5% of
@@ -24,7 +24,8 @@ import numpy as np
 
 from ._number_spec import float_values
 from .order_rule_drafts import MAX_EXCEPTION_SHARE, beyond_chance, exact_breaks
-from .value_rules import MIN_VALUE_ROWS, MIN_VALUE_SHARE, json_value, rule_entries
+from .value_rule_drafts import MIN_VALUE_ROWS, MIN_VALUE_SHARE, listed_value
+from .value_rules import json_value, rule_entries
 
 __all__ = ["draft_at_points", "drafted_points"]
 
@@ -62,7 +63,7 @@ def draft_at_points(X, domain, mark):
             if json_value(v) in known:
                 key = "exactly_when" if exactly else "only_when"
                 rules = rule_entries(domain[b].get(key)) + [
-                    {"value": json_value(v), "column": a, "between": [p, p]}]
+                    {"value": listed_value(v, domain[b]), "column": a, "between": [p, p]}]
                 domain[b].update({key: rules[0] if len(rules) == 1 else rules, mark: True})
 
 

@@ -1,6 +1,6 @@
 """Drafting: an implication that rules already drafted imply, through a third column.
 
-:func:`~sklearn_privsyn.value_rules.draft_only_when` asks :func:`implied_by_ties`
+:func:`~sklearn_privsyn.value_rule_drafts.draft_only_when` asks :func:`implied_by_ties`
 before it drafts ``b == v only when a in S``: where ``b == v`` holds a column
 ``c`` to some of its values and ``a``'s ``exactly_when`` ties one value of ``a``
 to values of ``c``, the implication says nothing more, and a reader (and the

@@ -172,7 +172,7 @@ def draft_domain(X, *, max_categories=DEFAULT_MAX_CATEGORIES, bins=DEFAULT_BINS,
     from .decimals import draft_decimals
     from .equal_when import draft_equal_when
     from .order_rule_drafts import draft_at_most
-    from .value_rules import draft_exactly_between, draft_exactly_when, draft_only_when
+    from .value_rule_drafts import draft_exactly_between, draft_exactly_when, draft_only_when
 
     if not isinstance(X, pd.DataFrame):
         raise TypeError(f"X must be a DataFrame; got {type(X).__name__}.")

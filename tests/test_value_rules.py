@@ -15,11 +15,13 @@ import pytest
 from sklearn_privsyn import AdaptiveProjection, PrivacyLeakWarning, QueryWorkload
 from sklearn_privsyn.domain_draft import draft_domain
 from sklearn_privsyn.domain_file import parse_domain, workload_params
-from sklearn_privsyn.value_rules import (
-    ValueRule,
+from sklearn_privsyn.value_rule_drafts import (
     draft_exactly_between,
     draft_exactly_when,
     draft_only_when,
+)
+from sklearn_privsyn.value_rules import (
+    ValueRule,
     parse_exactly_when,
     parse_only_when,
     parse_value_rules,
@@ -783,3 +785,25 @@ def test_an_implication_is_kept_where_no_tie_implies_it():
     assert "exactly_when" not in domain["security"]
     assert {"value": "none", "column": "internet", "values": ["Fiber", "No"]} in rule_entries(
         domain["security"].get("only_when"))
+
+
+def test_drafted_rules_name_whole_numbers_as_their_column_lists_them():
+    # survival's pbc: four 0/1 findings missing together for the patients outside the trial,
+    # read as floats (a missing value makes the column float) and listed as 0 and 1
+    rng = np.random.default_rng(2)
+    n = 400
+    X = pd.DataFrame({"trt": rng.choice([1.0, 2.0], n)})
+    for name in ("ascites", "hepato"):
+        X[name] = rng.choice([0.0, 1.0], n, p=[0.7, 0.3])
+    X.loc[X.index[:100], ["trt", "ascites", "hepato"]] = np.nan
+    X["stage"] = np.where(X["trt"].isna(), 9, rng.choice([1, 2, 3], n))
+    domain = draft_domain(X)
+    assert domain["ascites"]["values"] == [0, 1]
+    rules = [(b, r) for b, e in domain.items() for key in ("only_when", "exactly_when")
+             for r in rule_entries(e.get(key))]
+    assert rules
+    for b, r in rules:
+        for value, col in [(r["value"], b)] + [(w, r["column"]) for w in r.get("values", [])]:
+            if isinstance(value, float):
+                assert value != int(value) or "values" not in domain[col], (b, r)
+    parse_domain(domain)
