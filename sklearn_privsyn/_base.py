@@ -21,6 +21,7 @@ from ._random import make_generator
 from ._sampling import allocate_counts
 from ._sklearn_private import HasMethods, Interval, StrOptions, fit_context
 from ._table import as_frame, check_not_empty
+from ._tied_draws import code_ties, hold_ties
 from .counts import DaskCounts, RecordCounts, is_dask_frame, schema
 from .exceptions import SolverWarning, UncoveredColumnWarning
 from .numbers import measure_numbers, missing_share, plan_numbers, refine_coder
@@ -377,12 +378,14 @@ class BaseSynthesizer(BaseEstimator):
             if self._draws_columns_independently():
                 # a product: each group of rules sharing columns is a block drawn apart
                 columns = list(self.workload_.columns_)
+                ties = code_ties(rules, columns, self.workload_.categories_)
+                draw = functools.partial(self._draw_tied_rows, ties=ties)
                 for group, names in rule_groups(rules, self.workload_.derived_):
                     if rules_kept(group, frame).all():
                         continue
                     block = [(c, columns.index(c) if c in columns else None) for c in names]
                     drawn = sample_keeping_rules(
-                        self._draw_rows, group, sizes, int(n_samples), rng, block=block,
+                        draw, group, sizes, int(n_samples), rng, block=block,
                         redecode=functools.partial(self._decode_codes, columns=names),
                         derived={c: d for c, d in self.workload_.derived_.items() if c in names})
                     for c in names:
@@ -403,6 +406,11 @@ class BaseSynthesizer(BaseEstimator):
     def _draw_rows(self, n_samples, rng):
         """``(codes, decoded rows)`` of ``n_samples`` rows of the fitted model."""
         codes = self._sample_codes(n_samples, rng)
+        return codes, self._decode_codes(codes, rng)
+
+    def _draw_tied_rows(self, n_samples, rng, ties):
+        """:meth:`_draw_rows` of a product model with its value ties held (``_tied_draws``)."""
+        codes = hold_ties(self._sample_codes(n_samples, rng), ties, rng)
         return codes, self._decode_codes(codes, rng)
 
     def _decode_codes(self, codes, rng, columns=None):

@@ -443,6 +443,25 @@ def test_the_drafter_finds_ranges_where_the_column_ranks_the_number():
     assert len(QueryWorkload(**params, k=2).fit(X).value_rules_) == 3
 
 
+def test_the_drafter_finds_the_prices_of_service_tiers():
+    # a telecom's monthly price by internet service (modeldata's wa_churn): the tiers overlap,
+    # the service explains 0.78 of the variance of the prices' ranks, and a fibre customer
+    # never pays a price of the low end of DSL
+    rng = np.random.default_rng(0)
+    service = rng.choice(["No", "DSL", "Fibre"], 3000, p=[0.22, 0.34, 0.44])
+    low, high = (pd.Series(service).map(e).to_numpy() for e in (
+        {"No": 18, "DSL": 24, "Fibre": 68}, {"No": 27, "DSL": 90, "Fibre": 119}))
+    X = pd.DataFrame({"service": service, "price": np.round(rng.uniform(low, high), 2)})
+    ranks = X["price"].rank()
+    within = ((ranks - ranks.groupby(X["service"]).transform("mean")) ** 2).sum()
+    assert 0.77 < 1 - within / ((ranks - ranks.mean()) ** 2).sum() < 0.8
+    domain = {"service": {"values": ["DSL", "Fibre", "No"]}, "price": {"bounds": [18, 119]}}
+    draft_only_when(X, domain, "read_from_data")
+    ranges = {r["value"]: r["between"] for r in domain["service"]["only_when"]}
+    assert set(ranges) == {"DSL", "Fibre", "No"}
+    assert 68 <= ranges["Fibre"][0] < 68.5 and 26.5 < ranges["No"][1] <= 27
+
+
 def test_the_drafter_leaves_ranges_narrower_than_a_bin_out():
     # an interest rate for each grade, to the hundredth: a function more than a range, which
     # the model's bins (a tenth of the span) could keep only by leaving rows out
