@@ -193,6 +193,8 @@ def draft_linear(X, domain, isna, mark):
         candidates = [c for c in values if c != b and c not in sources
                       and "derived" not in domain[c] and np.array_equal(isna[c], isna[b])]
         found = _linear_of(values[b], {c: values[c] for c in candidates}, ~isna[b])
+        if found is None and not isna[b].any():
+            found = _total_of_answers(b, values, isna, domain)
         if found is None:
             continue
         spec, weights, constant = found
@@ -202,6 +204,23 @@ def draft_linear(X, domain, isna, mark):
         domain[b] = {"derived": spec, mark: True}
         sources.update(spec["of"])
     return sources
+
+
+def _total_of_answers(b, values, isna, domain):
+    """``found`` of :func:`_linear_of` where ``b`` (never missing) is a whole-weight sum of
+    numbers some of which are missing, each missing one counting as 0 (a survey's score of
+    its items; drafted ``"missing": 0``), or None. The numbers with missing values are
+    tried first, then every number (a total of the items, not of a subtotal and the rest:
+    the GSS's ``sumnat`` of its eighteen items, ``sumnatsoc`` of ten of them); the sources
+    of other totals may be its own."""
+    others = [c for c in values if c != b and "derived" not in domain[c]]
+    gaps = [c for c in others if isna[c].any()]
+    for names in (gaps, others) if gaps else ():
+        found = _linear_of(values[b], {c: np.nan_to_num(values[c], nan=0.0) for c in names},
+                           ~isna[b], few=True)
+        if found is not None and "sum" in found[0] and set(found[0]["of"]) & set(gaps):
+            return {**found[0], "missing": 0}, found[1], found[2]
+    return None
 
 
 def _one_source_kept(b, a, weight, constant, values, isna, names):
@@ -224,9 +243,10 @@ def _one_source_kept(b, a, weight, constant, values, isna, names):
                 and _linear_of(values[a], {b: values[b]}, ~isna[b]) is not None)
 
 
-def _linear_of(y, candidates, present):
+def _linear_of(y, candidates, present, few=False):
     """``(derived spec, weights, constant)`` of ``y`` as a linear relation of
-    ``candidates`` (see :func:`draft_linear`), or None."""
+    ``candidates`` (see :func:`draft_linear`), or None; a plain sum of two or three
+    only with ``few`` (:func:`sum_of` finds the others)."""
     rows = np.flatnonzero(present)
     names = [c for c in candidates if rows.size and np.ptp(candidates[c][rows]) > 0]
     if not names or len(rows) < max(30, ROWS_PER_TERM * (len(names) + 1)):
@@ -260,7 +280,7 @@ def _linear_of(y, candidates, present):
         return None
     weights, constant = nice[:-1], nice[-1]
     whole = constant == 0 and all(w.denominator == 1 for w in weights)
-    if whole and 2 <= len(terms) <= 3:
+    if whole and 2 <= len(terms) <= 3 and not few:
         return None  # a plain sum of two or three: sum_of's
     if whole and len(terms) > 1:
         return {"of": terms, "sum": [int(w) for w in weights]}, weights, constant

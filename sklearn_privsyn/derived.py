@@ -37,9 +37,13 @@ and a domain file's ``"derived"`` entry):
   written as a time of day HHMM, modulo a day, and sources declared clocks
   (``clocks=``, :mod:`sklearn_privsyn.clock`) count in minutes: a departure
   time of its scheduled time and its delay, ``{"of": ["sched_dep_time",
-  "dep_delay"], "sum": [1, 1], "clock": 2400}``.
+  "dep_delay"], "sum": [1, 1], "clock": 2400}``. With ``"missing": 0`` a
+  missing source counts as 0: a survey's score of its items, an unanswered
+  item adding nothing (the GSS's ``sumnat`` of its eighteen spending items,
+  each -1, 0, 1 or not asked).
 
-A derived value is missing where a source is. The declaration is public
+A derived value is missing where a source is (but for a sum with
+``"missing": 0``). The declaration is public
 knowledge like the rest of the domain: nothing about the derived column's
 values is read, so it costs no budget; the derived column keeps its dtype
 from the table the workload was fitted on.
@@ -79,7 +83,8 @@ class DerivedColumn:
     (``"apply"``), the divisor (``"floordiv"``, ``"mod"``), the weights
     (``"sum"``) or the :class:`~sklearn_privsyn.expressions.Expression`
     (``"expression"``; the source of these two is a tuple of columns); ``clock`` how a sum
-    written as a time of day writes midnight (None: a plain sum);
+    written as a time of day writes midnight (None: a plain sum); ``missing_zero``
+    whether a sum counts a missing source as 0 (``"missing": 0``);
     ``clock_sources`` the sources that are clocks (read in minutes); ``dtype``
     the column's dtype in the fitted table (None until fitted).
 
@@ -99,6 +104,7 @@ class DerivedColumn:
     values: tuple = ()
     argument: object = None
     clock: object = None
+    missing_zero: bool = False
     clock_sources: tuple = ()
     dtype: object = None
 
@@ -168,6 +174,8 @@ class DerivedColumn:
         values = [float_values(frame[c]) for c in self.source]
         values = [hhmm_to_minutes(v) if c in self.clock_sources else v
                   for c, v in zip(self.source, values)]
+        if self.missing_zero:
+            values = [np.nan_to_num(v, nan=0.0) for v in values]
         out = sum(w * v for w, v in zip(self.argument, values))
         if self.clock is not None:
             out = minutes_to_hhmm(np.round(out), wrap=self.clock)
@@ -339,7 +347,7 @@ def _parse_one(name, spec, columns, derived):
         raise ValueError(f"{where} must be a dict such as {{'of': column, 'map': {{...}}}}; "
                          f"got {spec!r}.")
     kinds = [k for k in KINDS if k in spec]
-    extra = sorted(set(spec) - {"of", "clock", *KINDS}, key=str)
+    extra = sorted(set(spec) - {"of", "clock", "missing", *KINDS}, key=str)
     if len(kinds) != 1 or "of" not in spec or extra:
         raise ValueError(
             f"{where} needs 'of' (the source column) and exactly one of {list(KINDS)}; "
@@ -349,12 +357,16 @@ def _parse_one(name, spec, columns, derived):
     if "clock" in spec and kind != "sum":
         raise ValueError(f"{where}: 'clock' goes with a 'sum' only (a time of day of "
                          "several columns).")
+    if "missing" in spec and (kind != "sum" or "clock" in spec or not _is_number(
+            spec["missing"]) or spec["missing"] != 0):
+        raise ValueError(f"{where}: 'missing' is 0 (a missing source counts as 0) and goes "
+                         "with a 'sum' without 'clock' only.")
     if kind == "expression":
         return _parse_expression(name, where, source, argument, columns)
     if kind == "sum":
         parsed = _parse_sum(name, where, source, argument, columns, derived)
         if "clock" not in spec:
-            return parsed
+            return replace(parsed, missing_zero="missing" in spec)
         if not _is_number(spec["clock"]) or spec["clock"] not in MIDNIGHTS:
             raise ValueError(f"{where}: 'clock' is how midnight is written, one of "
                              f"{list(MIDNIGHTS)}; got {spec['clock']!r}.")

@@ -501,3 +501,25 @@ def test_decode_can_give_some_columns_only(columns, decoded):
         assert (some["ageGroup"].to_numpy() == groups).all()
     if "hour" in some:
         assert (some["hour"] == some["clock"] // 100).all()
+
+
+def test_a_sum_may_count_a_missing_source_as_zero():
+    spec = {"score": {"of": ["q1", "q2", "q3"], "sum": [1, 1, 1], "missing": 0}}
+    column = parse_derived(spec, ["q1", "q2", "q3", "score"])["score"]
+    frame = pd.DataFrame({"q1": [1, -1, np.nan], "q2": [0, np.nan, np.nan],
+                          "q3": [1, 1, np.nan]})
+    assert column.compute(frame).tolist() == [2.0, 0.0, 0.0]  # never missing
+    plain = parse_derived({"score": {"of": ["q1", "q2", "q3"], "sum": [1, 1, 1]}},
+                          ["q1", "q2", "q3", "score"])["score"]
+    assert plain.compute(frame).isna().tolist() == [False, True, True]
+
+
+@pytest.mark.parametrize("spec", [
+    {"of": ["q1", "q2"], "sum": [1, 1], "missing": 1},
+    {"of": ["q1", "q2"], "sum": [1, 1], "missing": True},
+    {"of": ["q1", "q2"], "sum": [1, 1], "missing": 0, "clock": 2400},
+    {"of": "q1", "floordiv": 2, "missing": 0},
+])
+def test_missing_as_zero_goes_with_a_plain_sum_only(spec):
+    with pytest.raises(ValueError, match=r"derived\['score'\]: 'missing' is 0"):
+        parse_derived({"score": spec}, ["q1", "q2", "score"])

@@ -139,3 +139,38 @@ def test_a_square_is_derived_in_double_and_single_precision(single):
     draft = _draft(X.astype(float))
     assert draft["agesq"]["derived"] == {"of": "age", "apply": "square"}
     assert draft["incsq"]["derived"] == {"of": "inc", "apply": "square"}
+
+
+def test_a_survey_score_counts_its_unanswered_items_as_zero():
+    # the GSS's sumnat adds up eighteen spending items (-1 too little, 0, 1 too much), each
+    # asked of part of the sample only, and sumnatsoc ten of them: drafted as sums counting a
+    # missing item as 0, so that every synthetic score is the sum of its synthetic answers
+    rng = np.random.default_rng(3)
+    n = 800
+    items = [f"item{i}" for i in range(8)]
+    X = pd.DataFrame({c: rng.choice([-1.0, 0.0, 1.0], n) for c in items})
+    for c in items:
+        X.loc[rng.random(n) < 0.3, c] = np.nan
+    X["age"] = rng.integers(18, 90, n)
+    X["total"] = X[items].fillna(0).sum(axis=1).astype(int)
+    X["social"] = X[items[:3]].fillna(0).sum(axis=1).astype(int)
+    draft = _draft(X)
+    assert draft["total"]["derived"] == {"of": items, "sum": [1] * 8, "missing": 0}
+    assert draft["social"]["derived"] == {"of": items[:3], "sum": [1] * 3, "missing": 0}
+    with pytest.warns(PrivacyLeakWarning):  # the draft's marks
+        est = AdaptiveProjection(epsilon=1.0, workload=QueryWorkload(**workload_params(draft)),
+                                 random_state=0).fit(X)
+    rows = est.sample(500, random_state=0)
+    assert (rows["total"] == rows[items].fillna(0).sum(axis=1)).all()
+    assert rows["total"].dtype == X["total"].dtype
+
+
+def test_no_score_where_the_missing_answers_would_have_to_count():
+    # the total of the answers given, scaled to all items (a mean score), is no sum
+    rng = np.random.default_rng(4)
+    n = 800
+    X = pd.DataFrame({f"q{i}": rng.choice([1.0, 2.0, 3.0], n) for i in range(5)})
+    for c in X.columns:
+        X.loc[rng.random(n) < 0.2, c] = np.nan
+    X["mean"] = np.round(X.mean(axis=1) * 5, 4)
+    assert "derived" not in _draft(X)["mean"]
