@@ -550,3 +550,23 @@ def test_resample_baseline_answers_n_real_rows_drawn_with_replacement():
     assert np.allclose(base.answers_, base.workload_.answer(frame.iloc[rows]))
     assert not np.allclose(base.answers_, base.workload_.answer(frame))
     assert base.epsilon_ == math.inf and not hasattr(base, "ledger_")
+
+
+def test_the_draft_tables_tool_drafts_compares_and_lists_every_suite_table(tmp_path):
+    tool = _load("privsyn_bench_draft_tables", "draft_tables.py")
+    from sklearn_privsyn.datasets import DEV_TABLES
+
+    names = tool.table_names(BENCH / "notes" / "draft_tables.txt")
+    assert len(names) == len(set(names)) == 56 and set(DEV_TABLES) <= set(names)
+    listing = tmp_path / "tables.txt"
+    listing.write_text("# a comment\nadult  # the bundled table\n\n")
+    assert tool.table_names(listing) == ["adult"]
+    ref, out = tmp_path / "ref", tmp_path / "out"
+    assert tool.main(["--tables", str(listing), "--out", str(ref)]) == 0
+    draft = json.loads((ref / "adult.json").read_text())
+    assert draft["education-num"]["derived"]["of"] == "education"
+    out.mkdir()
+    (out / "adult.json").write_bytes((ref / "adult.json").read_bytes())
+    assert tool.differing(["adult.json"], out, ref) == []
+    (ref / "adult.json").write_text("{}\n")
+    assert tool.differing(["adult.json", "other.json"], out, ref) == ["adult.json", "other.json"]
