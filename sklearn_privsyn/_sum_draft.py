@@ -187,6 +187,7 @@ def draft_linear(X, domain, isna, mark):
     values = {c: v for c in X.columns if "values" in domain[c] or "bounds" in domain[c]
               for v in [_numbers(X[c])] if v is not None}
     sources, names = set(), list(values)
+    filled = None  # every number with its missing values as 0, made once when first needed
     for b in values:
         if b in sources:
             continue
@@ -194,7 +195,8 @@ def draft_linear(X, domain, isna, mark):
                       and "derived" not in domain[c] and np.array_equal(isna[c], isna[b])]
         found = _linear_of(values[b], {c: values[c] for c in candidates}, ~isna[b])
         if found is None and not isna[b].any():
-            found = _total_of_answers(b, values, isna, domain)
+            filled = filled or {c: np.nan_to_num(v, nan=0.0) for c, v in values.items()}
+            found = _total_of_answers(b, filled, isna, domain)
         if found is None:
             continue
         spec, weights, constant = found
@@ -206,18 +208,17 @@ def draft_linear(X, domain, isna, mark):
     return sources
 
 
-def _total_of_answers(b, values, isna, domain):
+def _total_of_answers(b, filled, isna, domain):
     """``found`` of :func:`_linear_of` where ``b`` (never missing) is a whole-weight sum of
     numbers some of which are missing, each missing one counting as 0 (a survey's score of
     its items; drafted ``"missing": 0``), or None. The numbers with missing values are
     tried first, then every number (a total of the items, not of a subtotal and the rest:
     the GSS's ``sumnat`` of its eighteen items, ``sumnatsoc`` of ten of them); the sources
-    of other totals may be its own."""
-    others = [c for c in values if c != b and "derived" not in domain[c]]
+    of other totals may be its own; ``filled`` holds the numbers, missing values as 0."""
+    others = [c for c in filled if c != b and "derived" not in domain[c]]
     gaps = [c for c in others if isna[c].any()]
     for names in (gaps, others) if gaps else ():
-        found = _linear_of(values[b], {c: np.nan_to_num(values[c], nan=0.0) for c in names},
-                           ~isna[b], few=True)
+        found = _linear_of(filled[b], {c: filled[c] for c in names}, ~isna[b], few=True)
         if found is not None and "sum" in found[0] and set(found[0]["of"]) & set(gaps):
             return {**found[0], "missing": 0}, found[1], found[2]
     return None

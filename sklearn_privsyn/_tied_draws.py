@@ -19,6 +19,8 @@ post-processing, no budget.
 
 import numpy as np
 
+from .value_rules import same_value
+
 __all__ = ["code_ties", "hold_ties"]
 
 
@@ -49,9 +51,9 @@ def code_ties(rules, columns, categories):
             continue
         if not {rule.column, rule.given} <= set(categories) & set(columns):
             continue
-        at_v = [i for i, w in enumerate(categories[rule.column]) if _same(w, rule.value)]
+        at_v = [i for i, w in enumerate(categories[rule.column]) if same_value(w, rule.value)]
         given = [i for i, w in enumerate(categories[rule.given])
-                 if any(_same(w, u) for u in rule.values)]
+                 if any(same_value(w, u) for u in rule.values)]
         if len(at_v) == 1 and given:
             ties.append((columns.index(rule.column), at_v[0], columns.index(rule.given), given))
     return ties
@@ -82,8 +84,3 @@ def hold_ties(codes, ties, rng):
         if wrong.any() and others.size:
             codes[wrong, b] = rng.choice(others, int(wrong.sum()))
     return codes
-
-
-def _same(a, b):
-    """Equal as listed values: ``1 == 1.0``, never ``True == 1``."""
-    return a == b and isinstance(a, (bool, np.bool_)) == isinstance(b, (bool, np.bool_))

@@ -22,7 +22,7 @@ from ._number_spec import float_values
 from ._rule_implication import implied_by_ties
 from .order_rule_drafts import (MAX_EXCEPTION_SHARE, MIN_BROKEN_ROWS, beyond_chance,
                                 exact_breaks)
-from .value_rules import json_value, rule_entries
+from .value_rules import json_value, rule_entries, same_value
 
 __all__ = ["MIN_RANK_VARIANCE_EXPLAINED", "MIN_RANGE_SPAN_SHARE", "MIN_VALUE_ROWS",
            "MIN_VALUE_SHARE", "draft_exactly_between", "draft_exactly_when",
@@ -387,5 +387,4 @@ def listed_value(value, entry):
     1.5
     """
     value = json_value(value)
-    return next((w for w in entry.get("values", ()) if w == value
-                 and not isinstance(w, bool) and not isinstance(value, bool)), value)
+    return next((w for w in entry.get("values", ()) if same_value(w, value)), value)

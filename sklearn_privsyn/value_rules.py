@@ -56,7 +56,7 @@ from ._number_spec import float_values
 from .order_rules import declarations
 
 __all__ = ["ValueRule", "check_declared_values", "check_listed", "parse_exactly_when",
-           "parse_only_when", "json_value", "parse_value_rules", "rule_entries"]
+           "parse_only_when", "json_value", "parse_value_rules", "rule_entries", "same_value"]
 
 @dataclass(frozen=True)
 class ValueRule:
@@ -246,3 +246,14 @@ def rule_entries(declared):
 def json_value(value):
     """A numpy scalar as the JSON value it is."""
     return value.item() if isinstance(value, np.generic) else value
+
+
+def same_value(a, b):
+    """Equal as listed values: ``1 == 1.0``, never ``True == 1``.
+
+    Examples
+    --------
+    >>> same_value(1, 1.0), same_value(True, 1), same_value(np.bool_(True), True)
+    (True, False, True)
+    """
+    return a == b and isinstance(a, (bool, np.bool_)) == isinstance(b, (bool, np.bool_))

@@ -75,11 +75,16 @@ def _bits(mask):
     return out
 
 
+def _mask(columns):
+    """The bit mask of a set of column indices."""
+    return sum(1 << int(a) for a in set(columns))
+
+
 def _neighbour_masks(n, sets):
     """Each column's neighbours (a bit mask) in the graph whose cliques include ``sets``."""
     neighbours = [0] * n
     for s in sets:
-        mask = sum(1 << int(a) for a in set(s))
+        mask = _mask(s)
         for a in s:
             neighbours[a] |= mask
     return [m & ~(1 << a) for a, m in enumerate(neighbours)]
@@ -210,7 +215,7 @@ def junction_tree_sizes(sizes, sets, extra):
     base = _neighbour_masks(len(sizes), sets)
     out = []
     for e in extra:
-        mask = sum(1 << int(a) for a in set(e))
+        mask = _mask(e)
         neighbours = [m | mask & ~(1 << a) if mask >> a & 1 else m for a, m in enumerate(base)]
         maximal = _maximal(_elimination_masks(sizes, neighbours))
         out.append(sum(math.prod(sizes[a] for a in _bits(c)) for c in maximal))
