@@ -23,16 +23,12 @@ import numpy as np
 import pandas as pd
 
 from ._number_spec import (check_bounds, check_cuts, check_points, check_step, cut_edges,
-                           float_values, integer_ranges)
+                           float_values, integer_ranges, step_units)
 from ._random import uniform
 from .clock import check_clock_values, clock_spec_in_minutes, minutes_to_hhmm
 
 __all__ = ["BinnedCoder", "CategoryCoder", "CodeCoder", "ColumnCoder", "is_number_dtype",
            "make_coder", "series_of_dtype"]
-
-
-def _is_integer_dtype(dtype):
-    return pd.api.types.is_integer_dtype(dtype) and not pd.api.types.is_bool_dtype(dtype)
 
 
 def is_number_dtype(dtype):
@@ -331,7 +327,7 @@ class BinnedCoder(ColumnCoder):
         """
         learned = None
         dtype = series.dtype
-        integer = _is_integer_dtype(dtype)
+        integer = pd.api.types.is_integer_dtype(dtype)
         step = check_step(name, step, integer)
         if clock:
             series, bound, bin_spec, points, cuts = clock_spec_in_minutes(
@@ -412,9 +408,13 @@ class BinnedCoder(ColumnCoder):
         """A copy that draws values inside bins from ``sampler``."""
         return replace(self, sampler=sampler)
 
+    def _compared(self, values):
+        """Values as compared with edges and points: in steps, if the column has one."""
+        return values if self.step is None else step_units(values, self.step)
+
     def bin_of(self, values):
         """Bin of each (finite) value, clipped into the first or last bin."""
-        codes = np.searchsorted(self.edges, values, side="right") - 1
+        codes = np.searchsorted(self._compared(self.edges), self._compared(values), "right") - 1
         return np.clip(codes, 0, self.n_bins - 1)
 
     def _encode_values(self, series, isna):
@@ -432,9 +432,10 @@ class BinnedCoder(ColumnCoder):
             )
         codes = self.bin_of(values)
         if len(self.points):
-            clipped = np.clip(values, edges[0], edges[-1])
-            index = np.minimum(np.searchsorted(self.points, clipped), len(self.points) - 1)
-            is_point = (self.points[index] == clipped) & ~isna
+            points = self._compared(self.points)
+            clipped = self._compared(np.clip(values, edges[0], edges[-1]))
+            index = np.minimum(np.searchsorted(points, clipped), len(points) - 1)
+            is_point = (points[index] == clipped) & ~isna
             codes = np.where(is_point, self.n_bins + index, codes)
         return codes
 
@@ -460,6 +461,7 @@ class BinnedCoder(ColumnCoder):
         if len(self.points):
             values = np.where(is_point, self.points[np.where(is_point, codes - self.n_bins, 0)],
                               values)
+        values = np.clip(values, self.edges[0], self.edges[-1])  # (a step's last bit)
         if self.clock:
             values = minutes_to_hhmm(values)
         # + 0.0 turns a -0.0 (a grid value rounded from below 0) into 0.0, which a CSV
@@ -521,8 +523,8 @@ def make_coder(name, series, *, domain, bounds, bins, default_bins, missing, cli
             f"other[{name!r}] needs the column's values listed in domain[{name!r}]."
         )
     in_bins = name in bins
-    binned = name in bounds or in_bins or (
-        is_number_dtype(dtype) and not _is_integer_dtype(dtype) and name not in domain)
+    binned = name in bounds or in_bins or (is_number_dtype(dtype) and name not in domain
+                                           and not pd.api.types.is_integer_dtype(dtype))
     if clock and (name in domain or log):
         raise ValueError(
             f"clocks names column {name!r}, which is in "

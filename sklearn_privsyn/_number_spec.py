@@ -35,7 +35,7 @@ import pandas as pd
 
 __all__ = ["LOG_SPAN", "allocate_bins", "check_bounds", "check_cuts", "check_points",
            "check_step", "cut_edges", "float_values", "from_log_scale", "integer_ranges",
-           "interval_capacity", "log_offset", "to_log_scale"]
+           "interval_capacity", "log_offset", "step_units", "to_log_scale"]
 
 #: A log scale's span over its offset: its cells cover about log10(LOG_SPAN) decades.
 LOG_SPAN = 2.0**16
@@ -50,6 +50,24 @@ def float_values(series):
     [1.0, nan, nan]
     """
     return pd.to_numeric(series, errors="coerce").to_numpy(dtype=float, na_value=np.nan)
+
+
+def step_units(values, step):
+    """``values / step``, a multiple of ``step`` as its exact whole number of steps.
+
+    A value written in decimal and a multiple computed in binary differ in their last
+    bit (6 knots in miles an hour: ``6.904679999999999`` in a table, ``6 * 1.15078 =
+    6.90468`` on the grid); compared in steps they are one value, on the same side of
+    every edge.
+
+    Examples
+    --------
+    >>> step_units(np.array([6.904679999999999, 6.90468, 7.0]), 1.15078).tolist()[:2]
+    [6.0, 6.0]
+    """
+    units = np.asarray(values, dtype=float) / step
+    whole = np.round(units)
+    return np.where(np.abs(units - whole) <= 1e-9 * np.maximum(1.0, np.abs(whole)), whole, units)
 
 
 def integer_ranges(edges):

@@ -17,14 +17,18 @@ The rules, applied column by column:
 * a text, categorical or object column gets its sorted observed values;
 * a numeric column with at most ``max_categories`` distinct values gets
   them as a list of values;
-* any other numeric column gets its observed ``[min, max]`` as bounds and
+* any other numeric column gets its observed ``[min, max]`` as bounds (but for an
+  isolated extreme of at most 3 rows and 0.1% of them, then clipped into the last
+  bin: one faulty reading, :func:`~sklearn_privsyn._grid_draft.kept_range`) and
   ``bins`` equal-width bins (fewer for an integer column with fewer than
   ``bins`` integers in its range, so that every bin holds one); its spikes,
   values held by at least ``point_share`` of the rows and by twice the
   share of each neighbouring value (at most half of ``bins``, the most
   common first), become ``"points"``, exact values with codes of their
   own, and take the place of as many bins; whole numbers get ``"step"``: their common
-  divisor above 1 (degrees in tens), else 1 for floats; one of at least ``MIN_CLOCK_VALUES``
+  divisor above 1 (degrees in tens), else 1 for floats, and numbers that no
+  ``MAX_DRAFT_DECIMALS`` decimals write, the spacing their values fill (knots in
+  miles an hour: :mod:`sklearn_privsyn._grid_draft`); one of at least ``MIN_CLOCK_VALUES``
   whole numbers up to 2400, past 10:00, none ending in 60 to 99, gets
   ``"clock": true`` (times of day written HHMM, :mod:`sklearn_privsyn.clock`);
 * a column with missing values also gets ``"missing": true`` (and the mark:
@@ -105,8 +109,6 @@ MIN_ROWS_PER_VALUE = 10
 DIVISORS = (10, 100, 1000, 60, 24)
 #: Most decimals drafted for a number's values (more: a computed value, left as it is).
 MAX_DRAFT_DECIMALS = 4
-#: Whole numbers of at least this many distinct values get their common divisor as a step.
-MIN_STEP_VALUES = 20
 
 
 def draft_domain(X, *, max_categories=DEFAULT_MAX_CATEGORIES, bins=DEFAULT_BINS,
@@ -222,35 +224,12 @@ def _draft_column(col, series, max_categories, bins, point_share):
     return entry
 
 
-#: A point must hold this many times the share of each neighbouring value.
-SPIKE_RATIO = 2.0
-
-
-def _spikes(values, point_share):
-    """Values held by at least ``point_share`` of the rows and ``SPIKE_RATIO`` times the
-    share of each neighbouring value (the next smaller and larger ones, and the values one
-    below and above for whole numbers), most common first."""
-    import numpy as np
-
-    distinct, counts = np.unique(values, return_counts=True)
-    share = counts / len(values)
-    whole = bool(np.all(distinct == np.round(distinct)))
-    lookup = dict(zip(distinct.tolist(), share.tolist()))
-    found = []
-    for i in np.argsort(-share, kind="stable"):
-        if share[i] < point_share:
-            break
-        neighbours = [share[j] for j in (i - 1, i + 1) if 0 <= j < len(share)]
-        if whole:
-            neighbours += [lookup.get(distinct[i] - 1, 0.0), lookup.get(distinct[i] + 1, 0.0)]
-        if all(share[i] >= SPIKE_RATIO * other for other in neighbours):
-            found.append(distinct[i])
-    return found
-
-
 def _draft_values(col, series, max_categories, bins, point_share):
     import numpy as np
     import pandas as pd
+
+    from ._grid_draft import float_step, kept_range, spikes, whole_step
+    from .decimals import count_decimals
 
     dtype = series.dtype
     if pd.api.types.is_bool_dtype(dtype):
@@ -277,23 +256,26 @@ def _draft_values(col, series, max_categories, bins, point_share):
             f"Column {col!r} has an infinite value; drop it or write the column's entry by hand."
         )
     integer = bool(np.all(values == np.round(values)))
-    distinct = np.unique(values)
+    distinct, counts = np.unique(values, return_counts=True)
     if distinct.size <= max_categories:
         listed = [int(v) if integer else float(v) for v in distinct]
         return {"values": listed, MARK: True}
-    lo, hi = float(distinct[0]), float(distinct[-1])
+    lo, hi = kept_range(distinct, counts)
     points = sorted(int(v) if integer else float(v)
-                    for v in _spikes(values, point_share)[: int(bins) // 2])
+                    for v in spikes(values, point_share)[: int(bins) // 2])
     n_bins = int(bins) - len(points)
-    step = int(np.gcd.reduce(np.abs(distinct).astype(np.int64))) if integer else 0
-    step = step if distinct.size >= MIN_STEP_VALUES else min(step, 1)  # (2 values: any)
     if integer:
+        step = whole_step(distinct)
         lo, hi = int(lo), int(hi)
         n_bins = min(n_bins, (hi - lo) // step + 1)
+    else:  # a spacing of the decimals that write the values is theirs to say
+        step = None if count_decimals(distinct, MAX_DRAFT_DECIMALS) else float_step(distinct)
+        if step is not None:
+            n_bins = min(n_bins, round((hi - lo) / step) + 1)
     entry = {"bounds": [lo, hi], "bins": n_bins}
     if points:
         entry["points"] = points
-    if step > 1 or integer and not pd.api.types.is_integer_dtype(dtype):
+    if step is not None and (step != 1 or not pd.api.types.is_integer_dtype(dtype)):
         entry["step"] = step
     if _looks_like_clock(distinct):
         entry["clock"] = True

@@ -17,7 +17,7 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
-from ._number_spec import from_log_scale, to_log_scale
+from ._number_spec import from_log_scale, step_units, to_log_scale
 from .clock import check_clock_values
 from .counts import is_dask_frame
 from .privacy import gaussian_mechanism_rho, gaussian_sigma, number_histogram
@@ -270,9 +270,12 @@ class NumberGrid:
         parts = [np.bincount(leaf >> (self.levels - level), minlength=2**level)
                  for level in range(self.levels + 1)]
         if len(self.candidates):
-            index = np.searchsorted(self.candidates, values)
-            index = np.minimum(index, len(self.candidates) - 1)
-            hit = self.candidates[index] == values
+            candidates, found = self.candidates, values
+            if self.step is not None:  # a value's last bit is no other value
+                candidates, found = step_units(candidates, self.step), step_units(found, self.step)
+            index = np.searchsorted(candidates, found)
+            index = np.minimum(index, len(candidates) - 1)
+            hit = candidates[index] == found
             parts.append(np.bincount(index[hit], minlength=len(self.candidates)))
         if self.heaps:
             parts.append(np.bincount(level_of(values, self.heaps), minlength=len(self.heaps)))

@@ -34,6 +34,7 @@ from ._number_spec import float_values
 from .metrics import (
     column_distributions,
     column_kinds,
+    compared_values,
     fidelity_report,
     impossible_pair_rate,
     ks_distance,
@@ -304,9 +305,10 @@ def number_summary(real, synthetic, columns, points=None):
     rows = []
     points = points or {}
     for col in columns:
-        r, s = float_values(real[col]), float_values(synthetic[col])
+        r = compared_values(float_values(real[col]))
+        s = compared_values(float_values(synthetic[col]))
         finite = r[~np.isnan(r)]
-        shown = list(np.asarray(points.get(col, []), dtype=float))
+        shown = list(compared_values(points.get(col, [])))
         if finite.size:
             values, counts = np.unique(finite, return_counts=True)
             top = float(values[np.argmax(counts)])

@@ -177,3 +177,53 @@ def test_whole_numbers_with_a_common_divisor_get_it_as_their_step(values, step):
         rows = AdaptiveProjection(epsilon=1.0, workload=workload, random_state=0).fit(
             X).sample(2000, random_state=0)
         assert (rows["x"] % step == 0).all()  # every synthetic value on the grid
+
+
+def _knots(rng, size):
+    """Wind speeds in whole knots written in miles an hour, and one sensor fault of 911 knots."""
+    knots = np.concatenate([rng.poisson(9, size - 1), [911]])
+    return knots * 1.15078
+
+
+@pytest.mark.parametrize("make, step", [
+    (_knots, 1.15078),
+    (lambda rng, size: 2000 + rng.integers(0, 190, size) / 12, 1 / 12),  # months
+    (lambda rng, size: rng.integers(-40, 80, size) * 1.15078, 1.15078),  # below 0 too
+    (lambda rng, size: rng.integers(-40, 80, size) * 0.5, None),  # halves: one decimal says it
+    (lambda rng, size: rng.integers(0, 2000, size) / 100, None),  # cents: two decimals
+    (lambda rng, size: rng.integers(20 * 365, 70 * 365, size) / 365.25, None),  # days as years
+    (lambda rng, size: rng.normal(50, 10, size), None),  # measured to the last bit
+])
+def test_numbers_filling_a_spacing_no_decimals_write_get_it_as_their_step(make, step):
+    rng = np.random.default_rng(4)
+    X = pd.DataFrame({"x": make(rng, 3000)})
+    entry = _draft(X)["x"]
+    assert entry.get("step") == (None if step is None else pytest.approx(step, rel=1e-12))
+    if step:
+        assert "decimals" not in entry
+        workload = QueryWorkload(**workload_params({"x": entry}), k=1)
+        rows = AdaptiveProjection(epsilon=1.0, workload=workload, random_state=0).fit(
+            X).sample(2000, random_state=0)
+        multiples = rows["x"].to_numpy() / step
+        assert np.abs(multiples - np.round(multiples)).max() < 1e-6  # every value on the grid
+        assert rows["x"].between(*entry["bounds"]).all()
+        common = X["x"].round(9).mode()[0]  # the most common real value is drawn exactly
+        assert (rows["x"].round(9) == common).mean() > 0.5 * (X["x"].round(9) == common).mean()
+
+
+def test_an_isolated_extreme_of_a_few_rows_is_left_outside_the_drafted_bounds():
+    rng = np.random.default_rng(2)
+    speeds = np.r_[rng.poisson(9, 4999), 911] * 1.15078  # one faulty reading of 1,048 mph
+    X = pd.DataFrame({"wind": speeds})
+    entry = _draft(X)["wind"]
+    assert entry["bounds"] == [0.0, speeds[:-1].max()]
+    workload = QueryWorkload(**workload_params({"wind": entry}), k=1)
+    rows = AdaptiveProjection(epsilon=0.1, workload=workload, random_state=0).fit(X).sample(
+        5000, random_state=0)
+    assert rows["wind"].between(*entry["bounds"]).all()
+    assert abs(rows["wind"].median() - X["wind"].median()) < 5  # the bins cut where rows are
+    # held by 4 rows, or by one row of 500 (0.2%), or below: the extreme is a bound
+    assert _draft(pd.concat([X] + [X.iloc[[-1]]] * 3))["wind"]["bounds"][1] == speeds[-1]
+    few = pd.DataFrame({"x": np.r_[rng.normal(20, 5, 499), 1000.0]})
+    assert _draft(few)["x"]["bounds"][1] == 1000.0
+    assert _draft(X.assign(wind=-X["wind"]))["wind"]["bounds"] == [-speeds[:-1].max(), -0.0]

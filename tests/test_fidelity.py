@@ -10,6 +10,7 @@ from scipy import stats
 from sklearn_privsyn.datasets import DEV_TABLES, load_dev_table
 from sklearn_privsyn.metrics import (
     column_kinds,
+    compared_values,
     fidelity_report,
     impossible_pair_rate,
 )
@@ -58,6 +59,20 @@ def test_ks_leaves_missing_values_out():
     real = pd.DataFrame({"x": [1.0, 2.0, np.nan, 4.0] * 10})
     synthetic = pd.DataFrame({"x": [1.0, 2.0, 4.0, np.nan, np.nan] * 8})
     assert fidelity_report(real, synthetic).ks["x"] == pytest.approx(0.0)
+
+
+def test_a_number_and_its_binary_noise_are_one_value():
+    # wind speeds of whole knots in miles an hour, as a table wrote them and as a grid draws them
+    rng = np.random.default_rng(0)
+    knots = rng.poisson(9, 3000)
+    real = pd.DataFrame({"wind": knots * 1.15078, "hour": rng.integers(0, 24, 3000)})
+    written = np.array([float(f"{v:.6f}") for v in real["wind"]])
+    assert np.any(written != real["wind"].to_numpy())  # 6.904679999999999 against 6.90468
+    report = fidelity_report(real, real.assign(wind=written))
+    assert report.ks["wind"] == 0.0 and report.point_mass.loc["wind", "difference"] == 0.0
+    assert report.tvd_1way["wind"] == 0.0 and report.summary()["mean_tvd_2way"] == 0.0
+    assert compared_values(written).tolist() == compared_values(real["wind"]).tolist()
+    assert compared_values([1.0000000001])[0] != 1.0  # ten significant digits still differ
 
 
 def test_point_mass_is_the_real_most_common_value(tables):

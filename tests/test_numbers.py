@@ -402,6 +402,42 @@ def test_a_float_column_with_a_step_decodes_to_multiples_of_it():
         assert np.allclose(S * 4, np.round(S * 4)) and S.between(0, 100).all()
 
 
+def test_multiples_of_a_step_that_is_not_a_decimal_stay_inside_the_bounds():
+    # the step's last bit times a large multiple passes the upper bound: 2015.750000000002
+    step = 0.0833333333333334
+    X = pd.DataFrame({"date": 2000 + np.arange(190) / 12})
+    wl = QueryWorkload(bounds={"date": (2000, 2015.75)}, bins={"date": 2}, steps={"date": step},
+                       k=1)
+    assert 24189 * step > 2015.75 and round(24189 * step, 12) > 2015.75
+    for share in (0.0, 0.5):  # drawn uniformly in a bin, and from the fine measurement
+        est = AdaptiveProjection(epsilon=100.0, workload=wl, max_iter=5, solver="heuristic",
+                                 number_share=share, random_state=0).fit(X)
+        S = est.sample(5000, random_state=0)["date"]
+        assert S.between(2000, 2015.75).all()
+        assert share == 0 or (S == 2015.75).any()  # the top multiple, at the bound
+
+
+@pytest.mark.parametrize("share", [0.0, 0.3])
+def test_multiples_written_with_binary_noise_keep_their_bins_and_points(share):
+    # 6 knots in miles an hour, as a table holds it: 6.904679999999999, just below 6 * 1.15078
+    rng = np.random.default_rng(0)
+    X = pd.DataFrame({"wind": rng.poisson(8, 20000) * 1.15078})
+    assert (X["wind"] == 6.904679999999999).any()
+    wl = QueryWorkload(bounds={"wind": (0, 34.5234)}, bins={"wind": [0, 6.90468, 34.5234]},
+                       points={"wind": [8.05546]}, steps={"wind": 1.15078}, k=1)
+    codes = wl.fit(X).encode(X)[:, 0]
+    assert (codes[X["wind"] == 6.904679999999999] == 1).all()  # [6.90468, 34.5234), not below
+    assert (codes[X["wind"].round(9) == 8.05546] == 2).all()  # the point's own code
+    est = AdaptiveProjection(epsilon=100.0, workload=wl, max_iter=20, solver="heuristic",
+                             number_share=share, random_state=0).fit(X)
+    S = est.sample(20000, random_state=0)["wind"].round(9)
+    real = X["wind"].round(9).value_counts(normalize=True)
+    synthetic = S.value_counts(normalize=True).reindex(real.index, fill_value=0.0)
+    assert abs((S < 6.9).mean() - (X["wind"] < 6.9).mean()) < 0.02  # the codes' shares
+    if share:  # every value's share, from the fine measurement (uniform in a bin without)
+        assert np.abs(real - synthetic).max() < 0.02
+
+
 def test_a_grid_value_of_zero_is_never_a_negative_zero():
     # a CSV writes -0.0 as "-0.0": years of schooling a reader calls impossible
     rng = np.random.default_rng(0)

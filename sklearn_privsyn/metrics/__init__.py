@@ -16,9 +16,11 @@ and are not differentially private.
 
 from ._columns import column_distributions, pair_tvd
 from ._fidelity import (
+    COMPARED_DIGITS,
     DEFAULT_MAX_CATEGORIES,
     FidelityReport,
     column_kinds,
+    compared_values,
     fidelity_report,
     impossible_pair_rate,
     ks_distance,
@@ -27,12 +29,14 @@ from ._utility import MODELS, train_synthetic_test_real
 from ._workload import WorkloadError, synthesizer_error, workload_error
 
 __all__ = [
+    "COMPARED_DIGITS",
     "DEFAULT_MAX_CATEGORIES",
     "MODELS",
     "FidelityReport",
     "WorkloadError",
     "column_distributions",
     "column_kinds",
+    "compared_values",
     "fidelity_report",
     "impossible_pair_rate",
     "ks_distance",

@@ -28,9 +28,11 @@ import pandas as pd
 from .._coders import is_number_dtype
 
 __all__ = [
+    "COMPARED_DIGITS",
     "DEFAULT_MAX_CATEGORIES",
     "FidelityReport",
     "column_kinds",
+    "compared_values",
     "fidelity_report",
     "impossible_pair_rate",
     "ks_distance",
@@ -40,6 +42,10 @@ __all__ = [
 #: at deciles for the TVDs, left out of the impossible pairs); the others are
 #: discrete. The same threshold as domain drafting's.
 DEFAULT_MAX_CATEGORIES = 20
+#: Significant digits numbers are compared at (their deciles, KS distance and point masses): a
+#: speed written 6.904679999999999 (6 knots times 1.15078, in binary) and one written
+#: 6.90468 are one value.
+COMPARED_DIGITS = 12
 
 
 def column_kinds(real, *, max_categories=DEFAULT_MAX_CATEGORIES):
@@ -73,8 +79,11 @@ def column_kinds(real, *, max_categories=DEFAULT_MAX_CATEGORIES):
 
 
 def _numbers(frame, col, which):
+    """A numeric column's values as compared (:func:`compared_values`)."""
     try:
-        return pd.to_numeric(frame[col], errors="raise").to_numpy(dtype=float, na_value=np.nan)
+        values = pd.to_numeric(frame[col], errors="raise").to_numpy(dtype=float,
+                                                                    na_value=np.nan)
+        return compared_values(values)
     except (TypeError, ValueError):
         raise ValueError(
             f"Column {col!r} of the {which} rows holds values that are not numbers, but the "
@@ -131,10 +140,32 @@ def _tvd(real_codes, synthetic_codes, size):
     return 0.5 * float(np.abs(p - q).sum())
 
 
+def compared_values(values):
+    """Numbers rounded to ``COMPARED_DIGITS`` significant digits (missing values kept).
+
+    Two numbers that differ only in the binary noise of a decimal are then equal.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sklearn_privsyn.metrics import compared_values
+    >>> a = compared_values([6 * 1.15078, 6.90468, 0.1 * 3, 0.0, -1.5e-7, np.nan])
+    >>> bool(a[0] == a[1]), a[2:5].tolist(), bool(np.isnan(a[5]))
+    (True, [0.3, 0.0, -1.5e-07], True)
+    """
+    x = np.asarray(values, dtype=float)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        magnitude = np.floor(np.log10(np.abs(x)))
+    magnitude = np.clip(np.where(np.isfinite(magnitude), magnitude, 0.0), -280, 280)
+    scale = 10.0 ** (COMPARED_DIGITS - 1 - magnitude)
+    return np.round(x * scale) / scale
+
+
 def ks_distance(a, b):
     """Kolmogorov-Smirnov distance of two samples of numbers (missing values left out).
 
     The largest gap between their empirical CDFs; ``nan`` when either has no value.
+    Values are compared at ``COMPARED_DIGITS`` significant digits (:func:`compared_values`).
 
     Examples
     --------
@@ -143,7 +174,7 @@ def ks_distance(a, b):
     >>> round(ks_distance(np.array([0.0, 0.0, 0.0, 5.0]), np.array([0.0, 1.0, 2.0, np.nan])), 4)
     0.4167
     """
-    a, b = np.asarray(a, dtype=float), np.asarray(b, dtype=float)
+    a, b = compared_values(a), compared_values(b)
     a, b = np.sort(a[~np.isnan(a)]), np.sort(b[~np.isnan(b)])
     if a.size == 0 or b.size == 0:
         return np.nan
