@@ -3,7 +3,8 @@
 ``privsyn domain`` drafts a binned number's bounds as its smallest and largest
 values, but for an isolated extreme (:func:`kept_range`: one faulty reading of
 a 1,048 mph wind beside speeds up to 43 would set the width of every bin), its
-spikes as ``"points"`` (:func:`spikes`), and ``"step"`` (:mod:`sklearn_privsyn._number_spec`) for one whose values are
+spikes as ``"points"`` (:func:`spikes`), and ``"step"``
+(:mod:`sklearn_privsyn._number_spec`) for one whose values are
 multiples of a spacing: whole numbers with a common divisor above 1 (wind
 directions in tens of degrees), and numbers that a few decimals do not write,
 on a spacing they fill (a wind speed measured in knots and written in miles an
