@@ -40,12 +40,12 @@ MAX_DIVISOR = 4
 SPIKE_RATIO = 2.0
 
 
-def spikes(values, point_share):
-    """Values held by at least ``point_share`` of the rows and ``SPIKE_RATIO`` times the
-    share of each neighbouring value (the next smaller and larger ones, and the values one
-    below and above for whole numbers), most common first."""
-    distinct, counts = np.unique(values, return_counts=True)
-    share = counts / len(values)
+def spikes(distinct, counts, point_share):
+    """Of sorted ``distinct`` values held by ``counts`` rows, those held by at least
+    ``point_share`` of the rows and ``SPIKE_RATIO`` times the share of each neighbouring
+    value (the next smaller and larger ones, and the values one below and above for whole
+    numbers), most common first."""
+    share = counts / np.sum(counts)
     whole = bool(np.all(distinct == np.round(distinct)))
     lookup = dict(zip(distinct.tolist(), share.tolist()))
     found = []

@@ -262,7 +262,7 @@ def _draft_values(col, series, max_categories, bins, point_share):
         return {"values": listed, MARK: True}
     lo, hi = kept_range(distinct, counts)
     points = sorted(int(v) if integer else float(v)
-                    for v in spikes(values, point_share)[: int(bins) // 2])
+                    for v in spikes(distinct, counts, point_share)[: int(bins) // 2])
     n_bins = int(bins) - len(points)
     if integer:
         step = whole_step(distinct)
