@@ -23,7 +23,7 @@ import numpy as np
 import pandas as pd
 
 from ._number_spec import (check_bounds, check_cuts, check_points, check_step, cut_edges,
-                           float_values, integer_ranges, step_units)
+                           draw_between, float_values, integer_ranges, step_units)
 from ._random import uniform
 from .clock import check_clock_values, clock_spec_in_minutes, minutes_to_hhmm
 
@@ -469,11 +469,10 @@ class BinnedCoder(ColumnCoder):
         return values + 0.0
 
     def _uniform_on_grid(self, bins, u):
-        """A uniform multiple of ``step`` within each bin (a uniform integer for step 1)."""
+        """A uniform multiple of ``step`` within each bin other than the points."""
         step = self.step
-        lows, highs = integer_ranges(self.edges / step)
-        lo, hi = lows[bins], highs[bins]
-        k = np.minimum(lo + np.floor(u * (hi - lo + 1)), hi)
+        lows, highs = integer_ranges(step_units(self.edges, step))
+        k = draw_between(lows[bins], highs[bins], u, step_units(self.points, step))
         return np.round(k * step, 12) if step != 1.0 else k
 
     def _value_names(self):

@@ -70,6 +70,30 @@ def step_units(values, step):
     return np.where(np.abs(units - whole) <= 1e-9 * np.maximum(1.0, np.abs(whole)), whole, units)
 
 
+def draw_between(first, last, u, skipped=()):
+    """A uniform whole number in ``first .. last`` from uniforms ``u``, the ``skipped`` left out.
+
+    A bin's code stands for its values other than the column's points (a row equal to a
+    point has the point's code), so a value drawn for it is not a point; where every
+    number in the range is skipped, the draw keeps them all.
+
+    Examples
+    --------
+    >>> draw_between(np.zeros(4), np.full(4, 3.0), np.array([0.0, 0.4, 0.6, 0.9]),
+    ...              skipped=[1.0]).tolist()
+    [0.0, 2.0, 2.0, 3.0]
+    """
+    first, last = np.asarray(first, float), np.asarray(last, float)
+    skipped = np.unique(np.asarray(skipped, float))
+    inside = [(first <= p) & (p <= last) for p in skipped]
+    free = last - first + 1 - sum(inside, np.zeros(first.shape))
+    free = np.where(free > 0, free, last - first + 1)
+    k = np.minimum(first + np.floor(u * free), first + free - 1)
+    for p, within in zip(skipped, inside):  # ascending: the k-th number not skipped
+        k = k + (within & (free < last - first + 1) & (p <= k))
+    return k
+
+
 def integer_ranges(edges):
     """Integers in bin i are lows[i] .. highs[i] (last bin closed)."""
     lows = np.ceil(edges[:-1])

@@ -54,7 +54,8 @@ from typing import ClassVar
 
 import numpy as np
 
-from ._number_spec import allocate_bins, cut_edges, interval_capacity
+from ._number_spec import (allocate_bins, cut_edges, draw_between, interval_capacity,
+                           step_units)
 
 # the mechanism, re-exported: this module is the public path of all of it
 from .number_measurement import (  # noqa: F401
@@ -203,7 +204,7 @@ class InBinSampler:
         that chance, to the nearest multiple of ``grid`` in its bin
         (:func:`round_number_near`); none there, it stays.
     points : ndarray
-        Values a round number never moves to (the column's points).
+        Values never drawn, nor moved to as round numbers (the column's points).
     bin_chances : ndarray
         The chance of each level in each bin that has pieces (bins in order),
         from ``rounds`` by :meth:`with_rounds`.
@@ -221,8 +222,11 @@ class InBinSampler:
     round_tries: ClassVar[int] = ROUND_TRIES
 
     @classmethod
-    def from_pieces(cls, bins, lo, hi, mass, step, top):
-        """A sampler from pieces and their (unnormalised) masses; massless pieces are dropped."""
+    def from_pieces(cls, bins, lo, hi, mass, step, top, points=()):
+        """A sampler from pieces and their (unnormalised) masses; massless pieces are dropped.
+
+        A value drawn on the step grid is never one of ``points``.
+        """
         bins, lo, hi, mass = (np.asarray(a) for a in (bins, lo, hi, mass))
         keep = mass > 0
         if step is not None and len(lo):  # an interval must hold a value of the grid
@@ -238,7 +242,7 @@ class InBinSampler:
             cumulative[sel] = b + c / c[-1]
             cumulative[np.flatnonzero(sel)[-1]] = b + 1.0
         return cls(bins.astype(np.intp), lo.astype(float), hi.astype(float), cumulative, step,
-                   float(top))
+                   float(top), points=np.asarray(points, float))
 
     def covers(self, n_bins):
         """Whether each of ``n_bins`` bins has a piece."""
@@ -288,7 +292,7 @@ class InBinSampler:
         else:
             first, below = multiples_within(lo, hi, self.step, self.top)
             last = np.maximum(np.where(hi > lo, below, first), first)
-            k = np.minimum(first + np.floor(v * (last - first + 1)), last)
+            k = draw_between(first, last, v, step_units(self.points, self.step))
             values = round_grid_values(k * self.step)
         if not self.rounds or w is None:
             return values
@@ -545,7 +549,8 @@ def refine_coder(coder, grid, levels, candidates, sigma, discover=True, reshape_
                 if hi > lo:
                     pb.append(b), pl.append(lo), ph.append(hi)
                     pm.append(rest[i] * (hi - lo) / (piece_hi[i] - piece_lo[i]))
-        sampler = InBinSampler.from_pieces(pb, pl, ph, pm, refined.step, refined.edges[-1])
+        sampler = InBinSampler.from_pieces(pb, pl, ph, pm, refined.step, refined.edges[-1],
+                                           points)
         if len(round_shares) and len(grid.heaps) and len(sampler.bins):
             shares = np.array(round_shares, float)  # a point is drawn as itself: its share
             np.subtract.at(shares, level_of(points, grid.heaps),  # leaves its level

@@ -299,6 +299,49 @@ def test_in_bin_sampler_on_a_step_grid_is_uniform_over_the_grid_values():
     assert stats.chisquare(counts, expected).pvalue > 1e-3
 
 
+def test_in_bin_sampler_on_a_step_grid_never_draws_a_point():
+    # a row equal to a point has the point's code: a bin's code stands for the other values
+    sampler = InBinSampler.from_pieces([0, 0], [0.0, 10.0], [10.0, 20.0], [1.0, 1.0],
+                                       step=2.5, top=20.0, points=[5.0, 17.5])
+    rng = np.random.default_rng(2)
+    N = 50_000
+    values = sampler.sample(np.zeros(N, np.intp), rng.random(N), rng.random(N))
+    grid = np.array([0.0, 2.5, 7.5, 10.0, 12.5, 15.0, 20.0])
+    counts = np.array([(values == v).sum() for v in grid])
+    assert counts.sum() == N  # only grid values, never 5 or 17.5
+    expected = np.r_[np.full(3, N / 2 / 3), np.full(4, N / 2 / 4)]
+    assert stats.chisquare(counts, expected).pvalue > 1e-3
+
+
+def test_a_piece_of_points_alone_still_draws_its_values():
+    # every grid value of the piece is a point: nothing else to draw, so the points stay
+    sampler = InBinSampler.from_pieces([0], [5.0], [7.5], [1.0], step=2.5, top=20.0,
+                                       points=[5.0])
+    rng = np.random.default_rng(3)
+    values = sampler.sample(np.zeros(100, np.intp), rng.random(100), rng.random(100))
+    assert np.all(values == 5.0)
+
+
+@pytest.mark.parametrize("share", [0.0, 0.3])
+def test_a_bin_holding_a_point_draws_its_other_values(share):
+    # hours of work: 40 a point in the bin [36, 44]; drawn values of the bin skip it, so
+    # 40's share is the point code's alone (uniform draws over the bin added a ninth)
+    rng = np.random.default_rng(0)
+    n = 20000
+    hours = np.where(rng.random(n) < 0.4, 40, rng.integers(36, 45, n))
+    X = pd.DataFrame({"hours": hours.astype(np.int64)})
+    wl = QueryWorkload(bounds={"hours": (36, 44)}, bins={"hours": [36, 44]},
+                       points={"hours": [40]}, k=1)
+    est = AdaptiveProjection(epsilon=100.0, workload=wl, max_iter=20, solver="heuristic",
+                             number_share=share, random_state=0).fit(X)
+    S = est.sample(n, random_state=0)["hours"]
+    assert abs((S == 40).mean() - (X["hours"] == 40).mean()) < 0.01
+    others = S[S != 40]
+    counts = np.array([(others == v).sum() for v in (36, 37, 38, 39, 41, 42, 43, 44)])
+    assert counts.sum() == len(others)
+    assert stats.chisquare(counts).pvalue > 1e-3
+
+
 def test_in_bin_shape_follows_the_data_not_the_bin():
     # a bin of [0, 10) whose values sit in [0, 1): without the shape they spread over the bin
     rng = np.random.default_rng(0)
