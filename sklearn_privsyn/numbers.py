@@ -104,8 +104,10 @@ POINT_MIN_SHARE = 0.01
 POINT_ALPHA = 0.01
 #: A tree node's estimate counts as zero below this many noise sd.
 PRUNE_SD = 1.0
-#: A node's mass is split unevenly only when its children differ by this many sd.
+#: A node's mass is split unevenly only when its children differ by this many sd, at least.
 SPLIT_SD = 2.0
+#: Chance that any pair of children of one tree level, equal in truth, is split unevenly.
+SPLIT_ALPHA = 0.2
 #: A value of a grid of values is a point only with this many times each neighbour's share.
 SPIKE_RATIO = 2.0
 #: Draws of a round number before a value that keeps landing on points stays where it is.
@@ -129,16 +131,33 @@ def consistent_levels(levels):
     return x
 
 
+def split_sd(pairs):
+    """Sd of their difference two children of a level of ``pairs`` must differ by to split
+    unevenly: ``SPLIT_SD``, or the Bonferroni bound at ``SPLIT_ALPHA`` if larger.
+
+    Examples
+    --------
+    >>> from sklearn_privsyn.numbers import split_sd
+    >>> round(split_sd(1), 2), round(split_sd(64), 2), round(split_sd(1024), 2)
+    (2.0, 2.96, 3.73)
+    """
+    return max(SPLIT_SD, NormalDist().inv_cdf(1.0 - SPLIT_ALPHA / (2.0 * max(pairs, 1))))
+
+
 def leaf_masses(levels, sigma, n_leaves):
     """Non-negative leaf masses (summing to the root's estimate) from noisy tree levels.
 
     The tree is made consistent, then mass flows from the root down. A node's
     mass is split between its children in proportion to their estimates
     (those below ``PRUNE_SD`` noise sd counting as zero) only where the two
-    estimates differ by more than ``SPLIT_SD`` sd of their difference;
-    otherwise, and when both count as zero, it is spread evenly over the real
-    leaves below (the even split is the null the noise cannot reject). Leaves
-    past ``n_leaves`` (padding) get nothing.
+    estimates differ by more than ``z`` sd of their difference; otherwise, and
+    when both count as zero, it is spread evenly over the real leaves below
+    (the even split is the null the noise cannot reject). ``z`` is
+    ``SPLIT_SD`` or, over a level's ``m`` pairs of children, the Bonferroni
+    bound ``Phi^-1(1 - SPLIT_ALPHA / (2 m))`` if larger: on a level of
+    hundreds of pairs, two sd let noise split a few of them, and a value of a
+    smooth column got twice its share while its neighbour, pruned, got none.
+    Leaves past ``n_leaves`` (padding) get nothing.
     """
     depth = len(levels) - 1
     x = consistent_levels(levels)
@@ -156,7 +175,8 @@ def leaf_masses(levels, sigma, n_leaves):
         even = wa / np.maximum(wa + wb, 1.0)
         # a padded child is known empty; otherwise the split must be significant
         known = (wa == 0) | (wb == 0)
-        differ = np.abs(raw[0::2] - raw[1::2]) > SPLIT_SD * math.sqrt(2.0) * sigma
+        z = split_sd(np.count_nonzero(~known))
+        differ = np.abs(raw[0::2] - raw[1::2]) > z * math.sqrt(2.0) * sigma
         trusted = (a + b > 0) & differ & ~known
         left = np.where(trusted, a / np.where(a + b > 0, a + b, 1.0), even)
         new = np.empty(2 ** (level + 1))
