@@ -132,8 +132,9 @@ def consistent_levels(levels):
 
 
 def split_sd(pairs):
-    """Sd of their difference two children of a level of ``pairs`` must differ by to split
-    unevenly: ``SPLIT_SD``, or the Bonferroni bound at ``SPLIT_ALPHA`` if larger.
+    """How many sd of their difference two children must differ by to be split unevenly,
+    on a tree level of ``pairs`` pairs: ``SPLIT_SD``, or Bonferroni's bound at
+    ``SPLIT_ALPHA`` if larger.
 
     Examples
     --------
