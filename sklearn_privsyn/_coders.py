@@ -408,13 +408,11 @@ class BinnedCoder(ColumnCoder):
         """A copy that draws values inside bins from ``sampler``."""
         return replace(self, sampler=sampler)
 
-    def _compared(self, values):
-        """Values as compared with edges and points: in steps, if the column has one."""
-        return values if self.step is None else step_units(values, self.step)
-
     def bin_of(self, values):
         """Bin of each (finite) value, clipped into the first or last bin."""
-        codes = np.searchsorted(self._compared(self.edges), self._compared(values), "right") - 1
+        # compared in steps, if the column has one: a value's last bit is no other value
+        codes = np.searchsorted(step_units(self.edges, self.step), step_units(values, self.step),
+                                "right") - 1
         return np.clip(codes, 0, self.n_bins - 1)
 
     def _encode_values(self, series, isna):
@@ -432,8 +430,8 @@ class BinnedCoder(ColumnCoder):
             )
         codes = self.bin_of(values)
         if len(self.points):
-            points = self._compared(self.points)
-            clipped = self._compared(np.clip(values, edges[0], edges[-1]))
+            points = step_units(self.points, self.step)
+            clipped = step_units(np.clip(values, edges[0], edges[-1]), self.step)
             index = np.minimum(np.searchsorted(points, clipped), len(points) - 1)
             is_point = (points[index] == clipped) & ~isna
             codes = np.where(is_point, self.n_bins + index, codes)

@@ -58,13 +58,17 @@ def step_units(values, step):
     A value written in decimal and a multiple computed in binary differ in their last
     bit (6 knots in miles an hour: ``6.904679999999999`` in a table, ``6 * 1.15078 =
     6.90468`` on the grid); compared in steps they are one value, on the same side of
-    every edge.
+    every edge. Without a step (``None``), the values as they are, as floats.
 
     Examples
     --------
     >>> step_units(np.array([6.904679999999999, 6.90468, 7.0]), 1.15078).tolist()[:2]
     [6.0, 6.0]
+    >>> step_units([0.5, 2.0], None).tolist()
+    [0.5, 2.0]
     """
+    if step is None:
+        return np.asarray(values, dtype=float)
     units = np.asarray(values, dtype=float) / step
     whole = np.round(units)
     return np.where(np.abs(units - whole) <= 1e-9 * np.maximum(1.0, np.abs(whole)), whole, units)
@@ -86,11 +90,13 @@ def draw_between(first, last, u, skipped=()):
     first, last = np.asarray(first, float), np.asarray(last, float)
     skipped = np.unique(np.asarray(skipped, float))
     inside = [(first <= p) & (p <= last) for p in skipped]
-    free = last - first + 1 - sum(inside, np.zeros(first.shape))
-    free = np.where(free > 0, free, last - first + 1)
+    total = last - first + 1
+    free = total - sum(inside, np.zeros(first.shape))
+    keep_all = free <= 0
+    free = np.where(keep_all, total, free)
     k = np.minimum(first + np.floor(u * free), first + free - 1)
     for p, within in zip(skipped, inside):  # ascending: the k-th number not skipped
-        k = k + (within & (free < last - first + 1) & (p <= k))
+        k = k + (within & ~keep_all & (p <= k))
     return k
 
 

@@ -270,9 +270,9 @@ class NumberGrid:
         parts = [np.bincount(leaf >> (self.levels - level), minlength=2**level)
                  for level in range(self.levels + 1)]
         if len(self.candidates):
-            candidates, found = self.candidates, values
-            if self.step is not None:  # a value's last bit is no other value
-                candidates, found = step_units(candidates, self.step), step_units(found, self.step)
+            # compared in steps, if the grid has one: a value's last bit is no other value
+            candidates = step_units(self.candidates, self.step)
+            found = step_units(values, self.step)
             index = np.searchsorted(candidates, found)
             index = np.minimum(index, len(candidates) - 1)
             hit = candidates[index] == found
