@@ -54,6 +54,7 @@ from typing import ClassVar
 
 import numpy as np
 
+from ._grid_draft import SPIKE_RATIO  # drafting's rule of a point, measured alike
 from ._number_spec import (allocate_bins, cut_edges, draw_between, interval_capacity,
                            step_units)
 
@@ -108,8 +109,6 @@ PRUNE_SD = 1.0
 SPLIT_SD = 2.0
 #: Chance that any pair of children of one tree level, equal in truth, is split unevenly.
 SPLIT_ALPHA = 0.2
-#: A value of a grid of values is a point only with this many times each neighbour's share.
-SPIKE_RATIO = 2.0
 #: Draws of a round number before a value that keeps landing on points stays where it is.
 ROUND_TRIES = 4
 
