@@ -71,20 +71,6 @@ def _numbers_only_class():
     return NumbersOnly
 
 
-def default_workload(params, frame, seed):
-    """The workload ``privsyn fit`` chooses by default (marginals under the cell budget)."""
-    from sklearn_privsyn import QueryWorkload
-    from sklearn_privsyn.domain_file import workload_kwargs
-    from sklearn_privsyn.marginal_budget import budgeted_marginals
-
-    kwargs = workload_kwargs(params)
-    derived = params.get("derived") or {}
-    one_way = [(c,) for c in frame.columns if c not in derived]
-    sizes = QueryWorkload(**kwargs, marginals=one_way).fit(frame).domain_sizes_
-    choice = budgeted_marginals(sizes, k=3, n_rows=len(frame), random_state=seed)
-    return QueryWorkload(**kwargs, k=3, marginals=list(choice.marginals), random_state=seed)
-
-
 def column_figures(real, drawn):
     """(KS, point-mass difference, real share on common values never drawn) of one number."""
     from sklearn_privsyn.metrics import compared_values, ks_distance
@@ -98,25 +84,24 @@ def column_figures(real, drawn):
     return ks_distance(r, s), point, lost
 
 
-def numbers_alone(frame, params, epsilon, share, draw):
+def numbers_alone(frame, workload, epsilon, share, draw):
     """Per binned number: its figures when the real rows' codes are decoded after the
-    measurement with noise draw ``draw``."""
+    measurement with noise draw ``draw`` (the fit measures a clone of ``workload``)."""
     from sklearn_privsyn.decimals import round_columns
 
-    estimator = _numbers_only_class()(workload=default_workload(params, frame, 0),
-                                       epsilon=epsilon, number_share=share,
-                                       random_state=draw)
+    estimator = _numbers_only_class()(workload=workload, epsilon=epsilon,
+                                       number_share=share, random_state=draw)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         try:
             estimator.fit(frame)
         except _Measured as measured:
-            workload, spent = measured.workload, measured.share
+            fitted, spent = measured.workload, measured.share
         else:  # the fit always reaches _fit_records
             raise RuntimeError("the fit ended before its numbers were measured")
     rng = np.random.default_rng(draw)
     rows = []
-    for coder in workload.encoder_.coders:
+    for coder in fitted.encoder_.coders:
         edges = getattr(coder, "edges", None)  # a binned number's coder has bin edges
         if edges is None or edges[-1] <= edges[0]:
             continue
@@ -126,7 +111,7 @@ def numbers_alone(frame, params, epsilon, share, draw):
         drawn = pd.DataFrame({coder.name: np.asarray(coder.decode(coder.encode(present), rng),
                                                      dtype=float)})
         # declared decimals, as the rows of sample() have them
-        drawn = round_columns(drawn, getattr(workload, "decimals_", None) or {})[coder.name]
+        drawn = round_columns(drawn, fitted.decimals_)[coder.name]
         ks, point, lost = column_figures(present.to_numpy(dtype=float), drawn.to_numpy())
         rows.append({"column": coder.name, "ks": ks, "point_mass": point, "never_drawn": lost,
                      "share": spent})
@@ -161,6 +146,7 @@ def main(argv=None):
 
     import sklearn_privsyn.numbers as numbers
     from real_tables import prepare, short_name
+    from sklearn_privsyn.cell_budget import budgeted_workload
     from sklearn_privsyn.domain_file import read_domain
     from sklearn_privsyn.table_files import read_table
 
@@ -172,13 +158,14 @@ def main(argv=None):
             warnings.simplefilter("ignore")  # a drafted domain is read from the data
             params = read_domain(domain)
         frame, _ = read_table(data, params)
+        workload, _ = budgeted_workload(params, frame, random_state=0)  # privsyn fit's default
         for epsilon in args.eps:
             for share in args.share:
                 for alpha in args.split_alpha:
                     numbers.SPLIT_ALPHA = default_alpha if alpha is None else alpha
                     try:
                         for draw in range(args.draws):
-                            for row in numbers_alone(frame, params, epsilon, share, draw):
+                            for row in numbers_alone(frame, workload, epsilon, share, draw):
                                 spent = row.pop("share")
                                 rows.append({"table": short_name(table), "epsilon": epsilon,
                                              "share": str(share),

@@ -26,7 +26,7 @@ from numbers import Integral
 # numpy and scikit-learn are imported where used: the command line imports
 # this module for its default and must start fast.
 
-__all__ = ["DEFAULT_CELL_BUDGET", "MarginalChoice", "budgeted_marginals"]
+__all__ = ["DEFAULT_CELL_BUDGET", "MarginalChoice", "budgeted_marginals", "budgeted_workload"]
 
 #: Default total cells of a workload chosen by :func:`budgeted_marginals`
 #: (about 100 MB of FEM's per-cell arrays at ~110 bytes a cell).
@@ -91,6 +91,65 @@ def _count(name, value):
     if isinstance(value, bool) or not isinstance(value, Integral) or value < 1:
         raise ValueError(f"{name} must be a positive int; got {value!r}.")
     return int(value)
+
+
+def budgeted_workload(params, X, *, k=3, max_cells=None, cell_budget=DEFAULT_CELL_BUDGET,
+                      clip=True, random_state=None):
+    """The workload of a table and its domain file, marginals chosen under a cell budget.
+
+    What ``privsyn fit`` and ``privsyn evaluate`` measure without ``--marginals``:
+    the domain sizes of every column but the derived ones (computed from their
+    sources, never measured), then :func:`budgeted_marginals` of them.
+
+    Parameters
+    ----------
+    params : dict
+        The output of :func:`~sklearn_privsyn.domain_file.read_domain`.
+    X : DataFrame or dask.dataframe.DataFrame
+        The table (of a Dask table only the schema and the row count are read).
+    k, max_cells, cell_budget, random_state
+        As in :func:`budgeted_marginals`; ``random_state`` seeds the workload too.
+    clip : bool, default=True
+        :class:`~sklearn_privsyn.QueryWorkload`'s ``clip``.
+
+    Returns
+    -------
+    workload : QueryWorkload
+        Unfitted, with the chosen marginals.
+    choice : MarginalChoice
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> from sklearn_privsyn.cell_budget import budgeted_workload
+    >>> from sklearn_privsyn.domain_file import parse_domain
+    >>> params = parse_domain({"a": {"values": [0, 1]}, "b": {"values": ["x", "y"]},
+    ...                        "c": {"values": [0, 1, 2]}})
+    >>> X = pd.DataFrame({"a": [0, 1, 1], "b": ["x", "y", "x"], "c": [0, 2, 1]})
+    >>> workload, choice = budgeted_workload(params, X, k=2, max_cells=10, random_state=0)
+    >>> workload.marginals
+    [('a', 'b'), ('a', 'c'), ('b', 'c')]
+    """
+    from .counts import is_dask_frame, schema
+    from .domain_file import workload_kwargs
+    from .workload import QueryWorkload
+
+    def workload(**extra):
+        return QueryWorkload(**workload_kwargs(params), k=k, clip=clip,
+                             random_state=random_state, **extra)
+
+    derived = params.get("derived") or {}
+    one_way = [(c,) for c in X.columns if c not in derived]
+    sizing = workload(marginals=one_way)
+    if is_dask_frame(X):  # the schema only: the rows are not in memory
+        n_rows = int(X.shape[0].compute())  # public under replace-one neighbours
+        sizes = sizing.fit_schema(schema(X), n_rows).domain_sizes_
+    else:
+        n_rows = len(X)
+        sizes = sizing.fit(X).domain_sizes_
+    choice = budgeted_marginals(sizes, k=k, max_cells=max_cells, cell_budget=cell_budget,
+                                n_rows=n_rows, random_state=random_state)
+    return workload(marginals=list(choice.marginals)), choice
 
 
 def budgeted_marginals(domain_sizes, *, k=3, max_cells=None, cell_budget=DEFAULT_CELL_BUDGET,

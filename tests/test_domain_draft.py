@@ -11,7 +11,7 @@ import pytest
 from sklearn_privsyn import AdaptiveProjection, PrivacyLeakWarning, QueryWorkload
 from sklearn_privsyn.domain_file import parse_domain, workload_params
 from sklearn_privsyn.domain_draft import MARK, draft_domain
-from sklearn_privsyn.cell_budget import budgeted_marginals
+from sklearn_privsyn.cell_budget import budgeted_marginals, budgeted_workload
 
 
 def _draft(frame, **kwargs):
@@ -132,6 +132,24 @@ def test_budgeted_marginals_cover_a_column_in_none_of_them(cell_budget, cover):
     assert all(len(m) == 3 for m in choice.marginals[:-len(cover)])
     assert "lower-order marginals added for the columns in none of them: 'c5'" in (
         choice.describe())
+
+
+def test_budgeted_workload_measures_every_column_but_the_derived_ones():
+    rng = np.random.default_rng(0)
+    X = pd.DataFrame({"age": rng.integers(18, 80, 300), "sex": rng.choice(["F", "M"], 300),
+                      "job": rng.choice(["a", "b", "c"], 300)})
+    X["band"] = np.where(X["age"] < 40, "young", "old")
+    params = parse_domain({"age": {"bounds": [18, 80], "bins": 4},
+                           "sex": {"values": ["F", "M"]}, "job": {"values": ["a", "b", "c"]},
+                           "band": {"derived": {"of": "age", "intervals": {
+                               "cuts": [40], "labels": ["young", "old"]}}}})
+    workload, choice = budgeted_workload(params, X, k=2, cell_budget=15, random_state=0)
+    sizes = {"age": 4, "sex": 2, "job": 3}
+    assert choice == budgeted_marginals(sizes, k=2, cell_budget=15, n_rows=300,
+                                        random_state=0)
+    assert workload.marginals == list(choice.marginals) and workload.random_state == 0
+    assert "band" not in {c for m in choice.marginals for c in m}
+    assert workload.fit(X).derived_  # the derived column is computed, not measured
 
 
 def test_budgeted_marginals_cover_each_column_too_big_for_any_marginal():

@@ -72,28 +72,16 @@ def _make_workload(args, params, n_marginals):
 def _choose_workload(args, params, frame):
     """The workload of ``fit`` and ``evaluate``: the paper's protocol with
     ``--marginals``, otherwise marginals chosen under ``--cell-budget``."""
-    from ..cell_budget import budgeted_marginals
+    from ..cell_budget import budgeted_workload
 
     if args.marginals is not None:
         return _make_workload(args, params, args.marginals)
-    from ..counts import is_dask_frame, schema
-
-    derived = params.get("derived", {})  # computed from their sources, never measured
-    one_way = [(c,) for c in frame.columns if c not in derived]
-    sizing = _make_workload(args, params, None).set_params(marginals=one_way, max_cells=None)
-    n_rows = _n_rows(frame)
-    if is_dask_frame(frame):  # the schema only: the rows are not in memory
-        sizes = sizing.fit_schema(schema(frame), n_rows).domain_sizes_
-    else:
-        sizes = sizing.fit(frame).domain_sizes_
-    choice = budgeted_marginals(sizes, k=args.k, max_cells=args.max_cells,
-                                cell_budget=args.cell_budget, n_rows=n_rows,
-                                random_state=args.seed)
+    workload, choice = budgeted_workload(params, frame, k=args.k, max_cells=args.max_cells,
+                                         cell_budget=args.cell_budget, clip=args.clip,
+                                         random_state=args.seed)
     _note(args, f"workload: {choice.describe()}; set --marginals, --max-cells, "
                 "--cell-budget or --k to change it")
-    return _make_workload(args, params, None).set_params(
-        marginals=list(choice.marginals), max_cells=None
-    )
+    return workload
 
 
 def _draft(typed, args, *, quiet=False):
