@@ -23,7 +23,11 @@ volumes, incomes or amounts owed, where most values are small and a few are
 thousands of times larger, equal-width cells put nearly every row in the
 first one, and a value drawn inside it is then uniform over a range the
 values barely use. ``c`` is the bounds' span over ``LOG_SPAN`` (at least the
-step): the cells cover about ``log10(LOG_SPAN)`` decades above ``lo``.
+step): the cells cover about ``log10(LOG_SPAN)`` decades above ``lo``. Above a
+positive ``lo``, ``c`` is at least ``lo`` itself, and the scale is then
+``log(x)``: prices from 326 or incomes from 1,009 are spread evenly over their
+ratios, where an offset of 1 crowded half the cells into the first few units
+above the lowest value.
 
 It also holds :func:`float_values`, how every module reads a column as numbers.
 """
@@ -211,14 +215,14 @@ def allocate_bins(n_bins, weights, capacity):
 
 def log_offset(lo, hi, step=None):
     """The offset ``c`` of a log scale on ``[lo, hi]``: ``(hi - lo) / LOG_SPAN``, at least
-    the step.
+    the step and at least a positive ``lo`` (whose scale is then ``log(x)``).
 
     Examples
     --------
-    >>> log_offset(0.0, 65536.0), log_offset(0.0, 100.0, 1.0)
-    (1.0, 1.0)
+    >>> log_offset(0.0, 65536.0), log_offset(0.0, 100.0, 1.0), log_offset(326.0, 18823.0, 1.0)
+    (1.0, 1.0, 326.0)
     """
-    return max((hi - lo) / LOG_SPAN, step or 0.0)
+    return max((hi - lo) / LOG_SPAN, step or 0.0, lo)
 
 
 def to_log_scale(x, lo, hi, step=None):

@@ -48,10 +48,12 @@ def ks(a, b):
 def test_log_edges_are_equal_on_the_log_scale_and_keep_the_bounds(lo, hi):
     edges = cut_edges(lo, hi, 8, [], None, log=True)
     assert edges[0] == lo and edges[-1] == hi and len(edges) == 9
-    c = (hi - lo) / LOG_SPAN
+    c = max((hi - lo) / LOG_SPAN, lo)  # above a positive lower bound, log(x) itself
     assert log_offset(lo, hi) == pytest.approx(c) and log_offset(lo, hi, 1.0) >= 1.0
     widths = np.diff(np.log(edges - lo + c))
-    np.testing.assert_allclose(widths, math.log(LOG_SPAN + 1) / 8, rtol=1e-9)
+    np.testing.assert_allclose(widths, math.log((hi - lo + c) / c) / 8, rtol=1e-9)
+    if lo > 0:  # each edge a fixed multiple of the one before
+        np.testing.assert_allclose(edges[1:] / edges[:-1], (hi / lo) ** (1 / 8), rtol=1e-9)
     back = from_log_scale(to_log_scale(edges, lo, hi), lo, hi)
     np.testing.assert_allclose(back, edges, rtol=1e-12, atol=1e-9 * (hi - lo))
 
