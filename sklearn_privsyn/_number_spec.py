@@ -26,8 +26,8 @@ values barely use. ``c`` is the bounds' span over ``LOG_SPAN`` (at least the
 step): the cells cover about ``log10(LOG_SPAN)`` decades above ``lo``. Above a
 positive ``lo``, ``c`` is at least ``lo`` itself, and the scale is then
 ``log(x)``: prices from 326 or incomes from 1,009 are spread evenly over their
-ratios, where an offset of 1 crowded half the cells into the first few units
-above the lowest value.
+ratios, where an offset of 1 crowded half the cells into the lowest 1% of the
+range.
 
 It also holds :func:`float_values`, how every module reads a column as numbers.
 """
