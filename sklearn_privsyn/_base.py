@@ -22,7 +22,7 @@ from ._sampling import allocate_counts
 from ._sklearn_private import HasMethods, Interval, StrOptions, fit_context
 from ._table import as_frame, check_not_empty
 from ._tied_draws import code_ties, hold_ties
-from .counts import DaskCounts, RecordCounts, is_dask_frame, schema
+from .counts import DaskCounts, RecordCounts, is_dask_frame, n_rows, schema
 from .exceptions import SolverWarning, UncoveredColumnWarning
 from .numbers import measure_numbers, missing_share, plan_numbers, refine_coder
 from .order_rules import rule_block, rule_groups, rules_kept, sample_keeping_rules
@@ -250,7 +250,7 @@ class BaseSynthesizer(BaseEstimator):
         columns = list(X.columns)
         if len(set(columns)) != len(columns):
             raise ValueError("X has duplicate column names.")
-        n = int(X.shape[0].compute())  # public under replace-one neighbours
+        n = n_rows(X)
         if n == 0:
             raise ValueError("Found a Dask DataFrame with 0 rows while a minimum of 1 is required.")
         self._check_rows(n)

@@ -130,7 +130,7 @@ def budgeted_workload(params, X, *, k=3, max_cells=None, cell_budget=DEFAULT_CEL
     >>> workload.marginals
     [('a', 'b'), ('a', 'c'), ('b', 'c')]
     """
-    from .counts import is_dask_frame, schema
+    from .counts import is_dask_frame, n_rows, schema
     from .domain_file import workload_kwargs
     from .workload import QueryWorkload
 
@@ -141,14 +141,13 @@ def budgeted_workload(params, X, *, k=3, max_cells=None, cell_budget=DEFAULT_CEL
     derived = params.get("derived") or {}
     one_way = [(c,) for c in X.columns if c not in derived]
     sizing = workload(marginals=one_way)
+    rows = n_rows(X)
     if is_dask_frame(X):  # the schema only: the rows are not in memory
-        n_rows = int(X.shape[0].compute())  # public under replace-one neighbours
-        sizes = sizing.fit_schema(schema(X), n_rows).domain_sizes_
+        sizes = sizing.fit_schema(schema(X), rows).domain_sizes_
     else:
-        n_rows = len(X)
         sizes = sizing.fit(X).domain_sizes_
     choice = budgeted_marginals(sizes, k=k, max_cells=max_cells, cell_budget=cell_budget,
-                                n_rows=n_rows, random_state=random_state)
+                                n_rows=rows, random_state=random_state)
     return workload(marginals=list(choice.marginals)), choice
 
 

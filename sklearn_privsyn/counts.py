@@ -37,7 +37,7 @@ import numpy as np
 
 from .marginals import MarginalSet
 
-__all__ = ["DaskCounts", "RecordCounts", "count_source", "is_dask_frame", "schema"]
+__all__ = ["DaskCounts", "RecordCounts", "count_source", "is_dask_frame", "n_rows", "schema"]
 
 # Partition count vectors are summed in a tree, this many at a time.
 _SPLIT_EVERY = 8
@@ -47,6 +47,20 @@ def is_dask_frame(X):
     """Whether ``X`` is a ``dask.dataframe.DataFrame`` (without importing dask)."""
     module = type(X).__module__ or ""
     return module.split(".")[0] == "dask" and hasattr(X, "to_delayed") and hasattr(X, "columns")
+
+
+def n_rows(frame):
+    """Rows of a pandas or Dask table (public under replace-one neighbours).
+
+    A Dask table's rows are counted where they are (one pass, no row kept).
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> n_rows(pd.DataFrame({"a": [1, 2, 3]}))
+    3
+    """
+    return int(frame.shape[0].compute()) if is_dask_frame(frame) else len(frame)
 
 
 def schema(frame):

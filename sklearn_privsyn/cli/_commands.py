@@ -98,13 +98,6 @@ def _draft(typed, args, *, quiet=False):
     return draft
 
 
-def _n_rows(frame):
-    """Rows of a pandas or Dask table (public under replace-one neighbours)."""
-    from ..counts import is_dask_frame
-
-    return int(frame.shape[0].compute()) if is_dask_frame(frame) else len(frame)
-
-
 def _read_dataset_directory(args, path):
     """(Dask table in domain order, the dataset's columns, params, dropped) for fit."""
     if args.domain is None:
@@ -241,8 +234,10 @@ def cmd_fit(args):
         flags = ", ".join("--" + k.replace("_", "-") for k in unsupported)
         raise UsageError(f"{flags} does not apply to --algorithm {args.algorithm}")
 
+    from ..counts import n_rows
+
     with _dask_client(args.scheduler):
-        n_input = _n_rows(frame)
+        n_input = n_rows(frame)
         workload = _choose_workload(args, params, frame)
         estimator = cls(workload=workload, **given)
         started = time.perf_counter()
