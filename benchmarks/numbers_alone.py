@@ -15,9 +15,10 @@ draws of the mean and max KS over the numbers, of the largest point-mass differe
 the mean share never drawn, with the sd over draws.
 
 ``--share`` compares shares of the budget (``auto``: what a default fit spends; 0: no fine
-measurement, values drawn uniformly in equal-width bins). ``--split-alpha`` sets
-``sklearn_privsyn.numbers.SPLIT_ALPHA`` (the chance that noise splits any pair of equal
-children of a tree level) for the run: the way its default was chosen.
+measurement, values drawn uniformly in equal-width bins: the tilt a whole fit gives them,
+``sklearn_privsyn.bin_tilts``, comes after the model and is not applied here).
+``--split-alpha`` sets ``sklearn_privsyn.numbers.SPLIT_ALPHA`` (the chance that noise splits
+any pair of equal children of a tree level) for the run: the way its default was chosen.
 
 Tables are those of ``benchmarks/real_tables.py`` (prepared in the same ``--cache``).
 

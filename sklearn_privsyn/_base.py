@@ -9,6 +9,7 @@ workload clone, ``sample``) lives here, once.
 
 import functools
 import warnings
+from dataclasses import replace
 from numbers import Integral, Real
 
 import numpy as np
@@ -22,6 +23,7 @@ from ._sampling import allocate_counts
 from ._sklearn_private import HasMethods, Interval, StrOptions, fit_context
 from ._table import as_frame, check_not_empty
 from ._tied_draws import code_ties, hold_ties
+from .bin_tilts import bin_tilts
 from .counts import DaskCounts, RecordCounts, is_dask_frame, n_rows, schema
 from .exceptions import SolverWarning, UncoveredColumnWarning
 from .numbers import measure_numbers, missing_share, plan_numbers, refine_coder
@@ -211,6 +213,7 @@ class BaseSynthesizer(BaseEstimator):
             self.records_ = np.asarray(synthetic, dtype=np.intp)
             weights = np.asarray(weights, dtype=float)
             self.weights_ = weights / weights.sum()
+        self._tilt_bins()
         self.epsilon_ = (
             self.ledger_.epsilon(self.delta_, method=self.conversion)
             if self.ledger_.rho_spent > 0
@@ -312,6 +315,22 @@ class BaseSynthesizer(BaseEstimator):
         self.number_share_ = plan.share
         self.synthesis_rho_ = self.ledger_.rho_remaining
 
+    def _tilt_bins(self):
+        """Tilt the draws inside the bins of the numbers that nothing measured finely
+        (:mod:`sklearn_privsyn.bin_tilts`), from the fitted model's 1-way shares."""
+        tilted = {}
+        for a, coder in enumerate(self.workload_.encoder_.coders):
+            if isinstance(coder, BinnedCoder) and coder.sampler is None and coder.n_bins > 1:
+                shares = self._column_shares(a)[:coder.n_bins]
+                tilted[coder.name] = replace(coder, tilts=bin_tilts(shares, coder.edges))
+        if tilted:
+            self.workload_._replace_coders(tilted)
+
+    def _column_shares(self, a):
+        """The fitted model's shares of the codes of column ``a`` (its 1-way marginal)."""
+        size = self.workload_.layout_.block_sizes[a]
+        return np.bincount(self.records_[:, a], weights=self.weights_, minlength=size)
+
     def _measured_marginals(self, n):
         """How many marginals the budget measures (public; plans the numbers' share)."""
         return len(self.workload_.marginals_)
@@ -344,7 +363,10 @@ class BaseSynthesizer(BaseEstimator):
         Rows are the fitted records, each repeated in proportion to its weight
         (rounded up or down at random, see ``allocate_counts``), shuffled and
         decoded into the columns, dtypes and categories of ``X``. Numeric
-        columns get values drawn uniformly within their bin. With rules
+        columns get values drawn within their bin: from the shape the fit
+        measured (:mod:`sklearn_privsyn.numbers`), or where it measured none
+        from a density tilted by the neighbouring bins' shares
+        (:mod:`sklearn_privsyn.bin_tilts`). With rules
         declared (``at_most``, ``at_least``, ``exactly_when``, ``only_when`` or
         ``equal_when`` of the workload) that some of these rows break, the rows are drawn instead
         from a pool of the model's rows that keep them, re-weighted to the

@@ -25,6 +25,7 @@ import pandas as pd
 from ._number_spec import (check_bounds, check_cuts, check_points, check_step, cut_edges,
                            draw_between, float_values, integer_ranges, step_units)
 from ._random import uniform
+from .bin_tilts import tilted_uniform
 from .clock import check_clock_values, clock_spec_in_minutes, minutes_to_hhmm
 
 __all__ = ["BinnedCoder", "CategoryCoder", "CodeCoder", "ColumnCoder", "is_number_dtype",
@@ -275,7 +276,8 @@ class BinnedCoder(ColumnCoder):
     otherwise (infinities always raise). Decoding gives a point its value
     and draws a value within its bin: from ``sampler`` (an estimated shape,
     :class:`~sklearn_privsyn.numbers.InBinSampler`) when the fit measured
-    one, else uniformly; on the ``step`` grid (multiples of ``step``; 1 for
+    one, else uniformly, or tilted by ``tilts`` (a linear density per bin,
+    :mod:`sklearn_privsyn.bin_tilts`); on the ``step`` grid (multiples of ``step``; 1 for
     integer columns) when there is one. A ``clock`` column holds times of day
     written HHMM: its edges, points, cuts and step are in minutes since
     midnight (:mod:`sklearn_privsyn.clock`), and it encodes and decodes HHMM.
@@ -303,6 +305,7 @@ class BinnedCoder(ColumnCoder):
     step: float | None = None
     equal_width: bool = False  # bins from an int number of bins (may be re-cut privately)
     sampler: object = None  # InBinSampler or None
+    tilts: np.ndarray | None = None  # per bin, when there is no sampler (bin_tilts)
     cuts: np.ndarray = field(default_factory=lambda: np.zeros(0))  # edges every cut keeps
     clock: bool = False  # HHMM times of day, binned in minutes (clock.py)
     log: bool = False  # bins and fine cells equal on the log scale (_number_spec.py)
@@ -402,7 +405,7 @@ class BinnedCoder(ColumnCoder):
         """A copy with other points and bin edges (and no sampler)."""
         points = np.asarray(points, dtype=float)
         return replace(self, n_values=len(edges) - 1 + len(points), edges=np.asarray(edges, float),
-                       points=points, sampler=None)
+                       points=points, sampler=None, tilts=None)
 
     def with_sampler(self, sampler):
         """A copy that draws values inside bins from ``sampler``."""
@@ -441,6 +444,8 @@ class BinnedCoder(ColumnCoder):
         u = uniform(rng, codes.shape)
         is_point = codes >= self.n_bins
         bins = np.where(is_point, 0, codes)
+        if self.sampler is None and self.tilts is not None:
+            u = tilted_uniform(self.tilts[bins], u)
         if self.sampler is not None:
             v = uniform(rng, codes.shape)
             rounds = ()

@@ -138,6 +138,13 @@ class BaseTableEncoding(TransformerMixin, BaseEstimator):
         then the equalities under a condition."""
         return self.order_rules_ + self.value_rules_ + self.equal_when_
 
+    def _swap_coders(self, coders):
+        """Replace some columns' coders (``{column: coder}``); whether any column's number
+        of codes changed (a tilt inside the bins, ``bin_tilts``, keeps them)."""
+        sizes = self.layout_.block_sizes
+        self._set_encoder(self.encoder_.replace_coders(coders))
+        return self.layout_.block_sizes != sizes
+
     def _set_encoder(self, encoder):
         self.encoder_ = encoder
         self.domain_sizes_ = encoder.domain_sizes

@@ -404,12 +404,13 @@ class QueryWorkload(BaseTableEncoding):
 
         The synthesizers call this with binned columns refined by the private
         measurement of numbers (a DP output, :mod:`sklearn_privsyn.numbers`):
-        the same marginals, re-numbered on the new codes.
+        the same marginals, re-numbered on the new codes; and with tilted bins
+        (:mod:`sklearn_privsyn.bin_tilts`), whose codes are those of before.
         """
         check_is_fitted(self)
-        self._set_encoder(self.encoder_.replace_coders(coders))
-        index = {c: a for a, c in enumerate(self.columns_)}
-        self._set_marginals([tuple(index[c] for c in m) for m in self.marginals_])
+        if self._swap_coders(coders):
+            index = {c: a for a, c in enumerate(self.columns_)}
+            self._set_marginals([tuple(index[c] for c in m) for m in self.marginals_])
         return self
 
     def _fit_marginals(self, n_rows):

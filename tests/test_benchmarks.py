@@ -572,6 +572,22 @@ def test_the_draft_tables_tool_drafts_compares_and_lists_every_suite_table(tmp_p
     assert tool.differing(["adult.json", "other.json"], out, ref) == ["adult.json", "other.json"]
 
 
+def test_bin_tilts_generated_compares_tilted_and_uniform_draws(tmp_path):
+    tool = _load("privsyn_bench_bin_tilts_generated", "bin_tilts_generated.py")
+    out = tmp_path / "tilts.csv"
+    assert tool.main(["--n", "2000", "--noise", "0", "--seeds", "3", "--out", str(out)]) == 0
+    rows = pd.read_csv(out).set_index(["shape", "seed"])
+    assert len(rows) == 3 * len(tool.SHAPES)
+    falling = rows.loc["exponential"]
+    assert (falling["ks_tilted"] < 0.7 * falling["ks_uniform"]).all()
+    # draws of whole numbers stay whole
+    rng = np.random.default_rng(0)
+    counts = rng.poisson(3.0, 500).astype(float)
+    for drawn in tool.draws(counts, 10, 0.0, rng):
+        assert np.array_equal(drawn, np.round(drawn))
+        assert drawn.min() >= counts.min() and drawn.max() <= counts.max()
+
+
 def test_numbers_alone_figures_of_one_number():
     tool = _load("privsyn_bench_numbers_alone", "numbers_alone.py")
     real = np.array([0.0] * 6 + [1.0, 2.0, 3.0, 4.0])

@@ -368,6 +368,13 @@ class AdaptiveProjection(BaseSynthesizer):
                                           n_samples, rng)
         return super()._sample_codes(n_samples, rng)
 
+    def _column_shares(self, a):
+        if self.representation_ == "graphical":
+            return self.graphical_model_.answers([(a,)])
+        if self.representation_ == "products":
+            return self.component_weights_ @ self.component_tables_[a]
+        return super()._column_shares(a)
+
     def _output_description(self):
         if self.representation_ == "graphical":
             return (f"a graphical model over {len(self.graphical_model_.marginals)} measured "
