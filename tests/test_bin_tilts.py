@@ -107,16 +107,20 @@ def _skewed(n=4000, seed=0):
 
 def _fit(representation, number_share=0.0, epsilon=1.0):
     workload = QueryWorkload(k=2, bounds={"income": (0, 9999)})
+    # the graphical model needs adaptive selection: a few rounds
+    rounds = 4 if representation == "graphical" else None
     estimator = AdaptiveProjection(workload=workload, epsilon=epsilon, random_state=0,
-                                   representation=representation, number_share=number_share)
+                                   representation=representation, rounds=rounds,
+                                   number_share=number_share)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         return estimator.fit(_skewed())
 
 
-@pytest.mark.parametrize("representation", ["records", "products"])
+@pytest.mark.parametrize("representation", ["records", "products", "graphical"])
 def test_a_fit_that_measures_no_shapes_tilts_by_the_models_shares(representation):
     estimator = _fit(representation)
+    assert estimator.representation_ == representation
     coder = estimator.workload_.encoder_.coders[0]
     assert coder.sampler is None
     # the model's shares of the bins, read from many of its rows
@@ -146,3 +150,19 @@ def test_a_measured_shape_is_not_tilted():
     estimator = _fit("records", number_share=0.2, epsilon=5.0)
     coder = estimator.workload_.encoder_.coders[0]
     assert coder.sampler is not None and coder.tilts is None
+
+
+def test_every_synthesizer_tilts_from_its_weighted_records():
+    from sklearn_privsyn import MWEM
+
+    workload = QueryWorkload(k=2, bounds={"income": (0, 9999)})
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        estimator = MWEM(workload=workload, epsilon=1.0, rounds=10, number_share=0.0,
+                         random_state=0).fit(_skewed())
+    coder = estimator.workload_.encoder_.coders[0]
+    # the records' weighted shares of the bins, counted here
+    shares = np.zeros(coder.n_values)
+    np.add.at(shares, estimator.records_[:, 0], estimator.weights_)
+    np.testing.assert_allclose(coder.tilts, bin_tilts(shares[:coder.n_bins], coder.edges))
+    assert np.any(coder.tilts != 0)
