@@ -63,8 +63,8 @@ def bin_tilts(shares, edges):
     if n < 2:
         return tilts
     density = np.divide(shares, width, out=np.zeros(n), where=width > 0)
-    middle = (edges[:-1] + edges[1:]) / 2
-    step = np.diff(density) / np.diff(middle)  # between bins i and i + 1
+    gaps = np.diff((edges[:-1] + edges[1:]) / 2)  # between the midpoints of bins i and i + 1
+    step = np.divide(np.diff(density), gaps, out=np.zeros(n - 1), where=gaps > 0)
     left = np.concatenate([[np.nan], step])
     right = np.concatenate([step, [np.nan]])
     # one neighbour at either end: its one-sided difference

@@ -54,6 +54,10 @@ def test_tilts_never_leave_minus_one_to_one():
 
 def test_a_zero_width_bin_has_no_tilt():
     assert bin_tilts([0.5, 0.2, 0.3], [0.0, 1.0, 1.0, 2.0]).tolist()[1] == 0.0
+    # a constant column's bins all have width 0: no tilt, and no warning from numpy
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert bin_tilts([0.5, 0.5, 0.0], np.full(4, 3.0)).tolist() == [0.0, 0.0, 0.0]
 
 
 @pytest.mark.parametrize("tilt", [-1.0, -0.6, 0.3, 1.0])
