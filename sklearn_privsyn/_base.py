@@ -19,7 +19,7 @@ from sklearn.utils.validation import check_is_fitted
 
 from ._coders import BinnedCoder
 from ._random import make_generator
-from ._sampling import allocate_counts
+from ._sampling import allocate_counts, column_shares
 from ._sklearn_private import HasMethods, Interval, StrOptions, fit_context
 from ._table import as_frame, check_not_empty
 from ._tied_draws import code_ties, hold_ties
@@ -328,8 +328,8 @@ class BaseSynthesizer(BaseEstimator):
 
     def _column_shares(self, a):
         """The fitted model's shares of the codes of column ``a`` (its 1-way marginal)."""
-        size = self.workload_.layout_.block_sizes[a]
-        return np.bincount(self.records_[:, a], weights=self.weights_, minlength=size)
+        return column_shares(self.records_, self.weights_, a,
+                             self.workload_.layout_.block_sizes[a])
 
     def _measured_marginals(self, n):
         """How many marginals the budget measures (public; plans the numbers' share)."""

@@ -1,9 +1,9 @@
-"""Turning a weighted set of records into rows: how many copies of each, and re-weighting
-them to given shares (iterative proportional fitting)."""
+"""Turning a weighted set of records into rows: how many copies of each, a column's shares
+among them, and re-weighting them to given shares (iterative proportional fitting)."""
 
 import numpy as np
 
-__all__ = ["allocate_counts", "rake"]
+__all__ = ["allocate_counts", "column_shares", "rake"]
 
 #: Iterative proportional fitting (:func:`rake`) stops when every column's shares are
 #: within this (total variation; far below the sampling error of any sample), when a
@@ -11,6 +11,18 @@ __all__ = ["allocate_counts", "rake"]
 #: a plateau), or after RAKE_ITER sweeps.
 RAKE_TOL = 1e-3
 RAKE_ITER = 100
+
+
+def column_shares(records, weights, a, size):
+    """Column ``a``'s shares of the weighted records (``size`` codes), summing to 1.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> column_shares(np.array([[0, 1], [2, 1]]), np.array([1.0, 3.0]), 0, 3).tolist()
+    [0.25, 0.0, 0.75]
+    """
+    return np.bincount(records[:, a], weights=weights, minlength=size) / weights.sum()
 
 
 def allocate_counts(weights, n_samples, rng):

@@ -29,7 +29,7 @@ from statistics import NormalDist
 
 import numpy as np
 
-from .._sampling import rake
+from .._sampling import column_shares, rake
 
 __all__ = ["ALPHA", "calibrate_weights", "calibrated_shares", "calibration_targets",
            "one_way_estimates", "with_missing_shares"]
@@ -82,11 +82,6 @@ def one_way_estimates(measurements, variances, marginals, offsets, sizes):
             precision[a] += weight
     return [(total[a] / precision[a], float(precision[a] ** -0.5)) if precision[a] > 0
             else None for a in range(len(sizes))]
-
-
-def _model_shares(records, weights, a, size):
-    """Column ``a``'s shares of the weighted records (``size`` values)."""
-    return np.bincount(records[:, a], weights=weights, minlength=size) / weights.sum()
 
 
 def _far_off(model, estimate, sd, z):
@@ -150,7 +145,7 @@ def calibration_targets(records, weights, estimates, sizes, alpha=ALPHA):
         if estimate is None:
             targets.append(None)
             continue
-        model = _model_shares(records, weights, a, sizes[a])
+        model = column_shares(records, weights, a, sizes[a])
         shares = calibrated_shares(model, *estimate, z)
         targets.append(None if shares is None
                        else (shares, _far_off(model, *estimate, z), estimate[1]))
@@ -190,7 +185,7 @@ def with_missing_shares(targets, missing, estimates, records, weights, sizes):
             share = float(precision @ [share, estimate[0][-1]]) / float(precision.sum())
             sd = float(precision.sum() ** -0.5)
         if targets[a] is None:
-            model = _model_shares(np.asarray(records), weights, a, sizes[a])
+            model = column_shares(np.asarray(records), weights, a, sizes[a])
             other_sd = np.nan if estimate is None else estimate[1]
             targets[a] = (model, np.zeros(sizes[a], bool), np.full(sizes[a], other_sd))
         shares, off, sds = (np.array(t, dtype=dtype) for t, dtype
