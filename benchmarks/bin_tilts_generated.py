@@ -20,6 +20,7 @@ import numpy as np
 import pandas as pd
 
 from sklearn_privsyn.bin_tilts import bin_tilts, tilted_uniform
+from sklearn_privsyn.metrics import ks_distance
 
 #: name -> values from a Generator and a size.
 SHAPES = {
@@ -34,14 +35,6 @@ SHAPES = {
     "poisson(3)": lambda g, n: g.poisson(3.0, n).astype(float),
     "poisson(30)": lambda g, n: g.poisson(30.0, n).astype(float),
 }
-
-
-def ks(a, b):
-    """Two-sample Kolmogorov-Smirnov distance."""
-    a, b = np.sort(a), np.sort(b)
-    grid = np.concatenate([a, b])
-    return float(np.max(np.abs(np.searchsorted(a, grid, "right") / len(a)
-                               - np.searchsorted(b, grid, "right") / len(b))))
 
 
 def draws(values, bins, noise, rng):
@@ -82,8 +75,8 @@ def main(argv=None):
                     values = make(rng, args.n)
                     uniform, tilted = draws(values, bins, noise, rng)
                     rows.append({"shape": name, "bins": bins, "noise": noise, "seed": seed,
-                                 "ks_uniform": ks(values, uniform),
-                                 "ks_tilted": ks(values, tilted)})
+                                 "ks_uniform": ks_distance(values, uniform),
+                                 "ks_tilted": ks_distance(values, tilted)})
     frame = pd.DataFrame(rows)
     if args.out:
         frame.to_csv(args.out, index=False)
