@@ -308,7 +308,7 @@ class BinnedCoder(ColumnCoder):
     tilts: np.ndarray | None = None  # per bin, when there is no sampler (bin_tilts)
     cuts: np.ndarray = field(default_factory=lambda: np.zeros(0))  # edges every cut keeps
     clock: bool = False  # HHMM times of day, binned in minutes (clock.py)
-    log: bool = False  # bins and fine cells equal on the log scale (_number_spec.py)
+    log: bool | str = False  # True: bins and fine cells on the log scale; "bins": bins alone
 
     @property
     def n_bins(self):
@@ -398,7 +398,7 @@ class BinnedCoder(ColumnCoder):
         coder = cls(name, len(edges) - 1 + len(point_values), dtype, missing=missing,
                     edges=edges, integer=integer, clip=clip, points=point_values, step=step,
                     equal_width=equal_width, cuts=np.zeros(0) if cuts is None else cuts,
-                    clock=clock, log=bool(log))
+                    clock=clock, log="bins" if log == "bins" else bool(log))
         return coder, learned
 
     def with_points(self, points, edges):

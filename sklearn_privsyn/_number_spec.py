@@ -27,7 +27,8 @@ step): the cells cover about ``log10(LOG_SPAN)`` decades above ``lo``. Above a
 positive ``lo``, ``c`` is at least ``lo`` itself, and the scale is then
 ``log(x)``: prices from 326 or incomes from 1,009 are spread evenly over their
 ratios, where an offset of 1 crowded half the cells into the lowest 1% of the
-range.
+range. ``log_scale={"income": "bins"}`` (``"scale": "log-bins"``) puts the bins
+alone on the log scale and keeps the fine cells equal-width (:func:`log_scales`).
 
 It also holds :func:`float_values`, how every module reads a column as numbers.
 """
@@ -39,7 +40,7 @@ import pandas as pd
 
 __all__ = ["LOG_SPAN", "allocate_bins", "check_bounds", "check_cuts", "check_points",
            "check_step", "cut_edges", "float_values", "from_log_scale", "integer_ranges",
-           "interval_capacity", "log_offset", "step_units", "to_log_scale"]
+           "interval_capacity", "log_offset", "log_scales", "step_units", "to_log_scale"]
 
 #: A log scale's span over its offset: its cells cover about log10(LOG_SPAN) decades.
 LOG_SPAN = 2.0**16
@@ -280,3 +281,27 @@ def cut_edges(lo, hi, n_bins, cuts, step=None, log=False):
     for a, b, k in zip(bounds[:-1], bounds[1:], counts):
         edges.append(np.linspace(a, b, k + 1)[1:])
     return np.concatenate(edges)
+
+
+def log_scales(log_scale):
+    """``{column: True or "bins"}`` from a workload's ``log_scale``.
+
+    A list (or tuple) of columns puts their bins and fine cells on the log
+    scale (``True``); a dict maps columns to ``"all"`` (the same) or
+    ``"bins"`` (the bins alone).
+
+    Examples
+    --------
+    >>> log_scales(["sales"])
+    {'sales': True}
+    >>> log_scales({"sales": "all", "income": "bins"})
+    {'sales': True, 'income': 'bins'}
+    """
+    if log_scale is None:
+        return {}
+    if not isinstance(log_scale, dict):
+        return {col: True for col in log_scale}
+    for col, kind in log_scale.items():
+        if kind not in ("all", "bins"):
+            raise ValueError(f'log_scale[{col!r}] must be "all" or "bins"; got {kind!r}.')
+    return {col: True if kind == "all" else "bins" for col, kind in log_scale.items()}

@@ -22,6 +22,7 @@ import scipy.sparse as sp
 from ._coders import BinnedCoder, CategoryCoder, make_coder
 from .exceptions import PrivacyLeakWarning
 from ._layout import OneHotLayout
+from ._number_spec import log_scales
 
 __all__ = [
     "TableEncoder",
@@ -187,7 +188,7 @@ class TableEncoder:
         steps = {} if steps is None else dict(steps)
         cuts = {} if cuts is None else dict(cuts)
         clocks = [] if clocks is None else list(clocks)
-        log_scale = [] if log_scale is None else list(log_scale)
+        log_scale = log_scales(log_scale)
         per_column_bins = bins if isinstance(bins, dict) else {}
         default_bins = 10 if isinstance(bins, dict) else bins
         columns = list(frame.columns)
@@ -208,7 +209,7 @@ class TableEncoder:
                                      missing=col in missable, clip=clip,
                                      other=other.get(col), points=points.get(col),
                                      step=steps.get(col), cuts=cuts.get(col),
-                                     clock=col in clocks, log=col in log_scale)
+                                     clock=col in clocks, log=log_scale.get(col, False))
             coders.append(coder)
             if what is not None:
                 learned[col] = what

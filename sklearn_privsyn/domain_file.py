@@ -16,7 +16,8 @@ which marginals are enumerated. An entry is
   an age group changes), and ``"clock": true``, a time of day written HHMM
   (``517`` for 5:17), modelled in minutes (:mod:`sklearn_privsyn.clock`),
   ``"scale": "log"``, bins and fine cells equal in ``log(x - lo + c)`` (amounts
-  mostly small and sometimes thousands of times larger), and ``"decimals": d``, how
+  mostly small and sometimes thousands of times larger; ``"log-bins"``: the
+  bins alone, the fine cells equal-width), and ``"decimals": d``, how
   many decimals its synthetic values are written with
   (:mod:`sklearn_privsyn.decimals`; a derived number may say it too). See
   ``docs/numbers.rst``;
@@ -244,10 +245,10 @@ def _check_bounds(where, spec):
         raise ValueError(f"{where}: cuts must lie strictly inside the bounds {lo_hi!r}")
     if not isinstance(spec.get("clock", False), bool):
         raise ValueError(f"{where}: \"clock\" must be true or false; got {spec['clock']!r}")
-    if spec.get("scale", "linear") not in ("linear", "log"):
-        raise ValueError(f"{where}: \"scale\" must be \"linear\" or \"log\"; "
+    if spec.get("scale", "linear") not in ("linear", "log", "log-bins"):
+        raise ValueError(f"{where}: \"scale\" must be \"linear\", \"log\" or \"log-bins\"; "
                          f"got {spec['scale']!r}")
-    if spec.get("scale") == "log" and spec.get("clock", False):
+    if spec.get("scale", "linear") != "linear" and spec.get("clock", False):
         raise ValueError(f"{where}: a clock (a time of day) has no log scale")
     return (float(lo_hi[0]), float(lo_hi[1])), n_bins, points, step, cuts
 
@@ -305,7 +306,7 @@ def parse_domain(raw, source="the domain"):
             "or {\"bounds\": [lo, hi], \"bins\": n}}"
         )
     params = {"columns": list(raw), "domain": {}, "bounds": {}, "bins": {}, "points": {},
-              "steps": {}, "cuts": {}, "clocks": [], "log_scale": [], "days_of_month": {},
+              "steps": {}, "cuts": {}, "clocks": [], "log_scale": {}, "days_of_month": {},
               "derived": {}, "decimals": {},
               "at_most": {}, "at_least": {}, "exactly_when": {}, "only_when": {},
               "equal_when": {}, "missing": [], "other": {},
@@ -368,8 +369,8 @@ def parse_domain(raw, source="the domain"):
                 params["cuts"][col] = cuts
             if spec.get("clock", False):
                 params["clocks"].append(col)
-            if spec.get("scale") == "log":
-                params["log_scale"].append(col)
+            if spec.get("scale", "linear") != "linear":
+                params["log_scale"][col] = "bins" if spec["scale"] == "log-bins" else "all"
     from .derived import parse_derived  # numpy: not at the command line's start
 
     try:
@@ -422,7 +423,7 @@ def workload_kwargs(params):
         "steps": dict(params.get("steps", {})) or None,
         "cuts": dict(params.get("cuts", {})) or None,
         "clocks": list(params.get("clocks", [])) or None,
-        "log_scale": list(params.get("log_scale", [])) or None,
+        "log_scale": _log_scale(params.get("log_scale", {})),
         "days_of_month": dict(params.get("days_of_month", {})) or None,
         "derived": {col: _derived_kwargs(spec, params["domain"])
                     for col, spec in params.get("derived", {}).items()} or None,
@@ -433,6 +434,13 @@ def workload_kwargs(params):
         "only_when": dict(params.get("only_when", {})) or None,
         "equal_when": dict(params.get("equal_when", {})) or None,
     }
+
+
+def _log_scale(scales):
+    """The workload's ``log_scale``: a list when every scale is whole, else a dict."""
+    if all(kind == "all" for kind in scales.values()):
+        return list(scales) or None
+    return dict(scales)
 
 
 def _derived_kwargs(spec, domain):

@@ -409,7 +409,7 @@ def plan_numbers(coders, n, rho, share, n_marginals, decimals=None):
         return None
     decimals = decimals or {}
     grids = [NumberGrid.of(c.name, c.edges[0], c.edges[-1], c.step, LEVELS_MAX, c.points,
-                           _resolution(decimals.get(c.name)), c.log)
+                           _resolution(decimals.get(c.name)), c.log is True)
              for c in coders]
     # a clock's grid is in minutes: its round numbers would not be those of HHMM
     grids = [replace(g, clock=True, heaps=()) if c.clock else g for g, c in zip(grids, coders)]

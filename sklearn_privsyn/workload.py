@@ -146,9 +146,9 @@ class QueryWorkload(BaseTableEncoding):
         day (:mod:`sklearn_privsyn.clock`). Their ``bounds``, ``points``,
         ``cuts`` and bin edges are given as HHMM, their ``steps`` in minutes
         (1 by default); ``bin_edges_`` holds minutes. Public knowledge.
-    log_scale : list of columns, default=None
+    log_scale : list of columns or dict, default=None
         Binned columns whose bins (of an int ``bins``) and fine cells are equal in
-        ``log(x - lo + c)``, not in ``x``: long tails (:doc:`/numbers`). Public knowledge.
+        ``log(x - lo + c)`` (:doc:`/numbers`); ``{col: "bins"}``: its bins alone. Public knowledge.
     days_of_month : dict, default=None
         Day column -> its month column, or ``[year, month]``: the day must
         exist in its month (no February 30; February 29 only in a leap year
@@ -294,7 +294,7 @@ class QueryWorkload(BaseTableEncoding):
         "steps": [dict, None],
         "cuts": [dict, None],
         "clocks": [list, tuple, None],
-        "log_scale": [list, tuple, None],
+        "log_scale": [list, tuple, dict, None],
         "days_of_month": [dict, None],
         "derived": [dict, None],
         "decimals": [dict, None],

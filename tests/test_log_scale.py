@@ -3,9 +3,11 @@
 Here: the edges and their inverse, the fine grid's cells, the ledger (the
 scale costs nothing; the sensitivity of log cells is checked by brute force in
 tests/test_numbers.py), the rows of a long-tailed column with and without it,
-the domain file, the drafter and the errors.
+a log scale of the bins alone, the domain file, the drafter, the command line
+and the errors.
 """
 
+import json
 import math
 import warnings
 
@@ -15,12 +17,14 @@ import pytest
 from scipy import stats
 
 from sklearn_privsyn import AdaptiveProjection, PrivacyLeakWarning, QueryWorkload
+from sklearn_privsyn.cli import main
 from sklearn_privsyn._number_spec import (LOG_SPAN, cut_edges, from_log_scale, log_offset,
                                           to_log_scale)
-from sklearn_privsyn._scale_draft import MIN_ERROR, draft_log_scale, spread_error
+from sklearn_privsyn._scale_draft import (MIN_ERROR, MIN_GAIN, draft_log_scale, spread_error,
+                                          tilted_error)
 from sklearn_privsyn.domain_draft import MARK, draft_domain
 from sklearn_privsyn.domain_file import parse_domain, workload_params
-from sklearn_privsyn.numbers import NumberGrid
+from sklearn_privsyn.numbers import NumberGrid, plan_numbers
 
 
 def owed(n=5000, seed=0):
@@ -29,6 +33,12 @@ def owed(n=5000, seed=0):
     amount = np.where(rng.random(n) < 0.5, 0, np.round(np.exp(rng.normal(5, 1.5, n))))
     return pd.DataFrame({"amount": np.minimum(amount, 200000).astype(np.int64),
                          "group": rng.choice(["a", "b"], n)})
+
+
+def incomes(n=3000, seed=0):
+    """Monthly incomes: log-normal over two decades, well above 0."""
+    rng = np.random.default_rng(seed)
+    return pd.DataFrame({"income": np.round(np.exp(rng.normal(8.5, 0.7, n))).astype(np.int64)})
 
 
 def owed_workload(log_scale=None):
@@ -114,6 +124,44 @@ def test_a_long_tailed_column_on_a_log_scale_keeps_its_shape(number_share):
         assert abs((synthetic == 0).mean() - (X["amount"] == 0).mean()) < 0.03
 
 
+def test_log_bins_shape_the_rows_only_where_no_fine_grid_is_measured():
+    X = incomes()
+    bounds = {"income": (int(X.income.min()), int(X.income.max()))}
+    rows = {}
+    for share in (0.0, "auto"):
+        for scale in (None, {"income": "bins"}):
+            wl = QueryWorkload(bounds=bounds, log_scale=scale, k=1)
+            est = AdaptiveProjection(epsilon=1.0, workload=wl, number_share=share,
+                                     random_state=0).fit(X)
+            rows[share, bool(scale)] = est.sample(len(X), random_state=1)
+    # no fine grid: 10 equal-width bins of 3,000 put 55% of the incomes in the first two
+    assert ks(X["income"], rows[0.0, False]["income"]) > 0.1
+    assert ks(X["income"], rows[0.0, True]["income"]) < 0.05
+    # a fine grid re-cuts the bins at private quantiles: the drafted bins play no part
+    pd.testing.assert_frame_equal(rows["auto", False], rows["auto", True])
+    for synthetic in rows.values():
+        assert synthetic["income"].dtype == X["income"].dtype
+        assert synthetic["income"].between(*bounds["income"]).all()
+
+
+def test_the_command_line_drafts_and_fits_log_bins(tmp_path, capsys):
+    X = incomes().assign(amount=owed(3000)["amount"])
+    data, domain, out = tmp_path / "t.csv", tmp_path / "d.json", tmp_path / "s.csv"
+    X.to_csv(data, index=False)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", PrivacyLeakWarning)
+        assert main(["domain", str(data), "-o", str(domain)]) == 0
+        drafted = json.loads(domain.read_text())
+        assert drafted["income"]["scale"] == "log-bins" and drafted["amount"]["scale"] == "log"
+        assert ("numbers binned on a log scale: income (its bins), amount"
+                in capsys.readouterr().err)
+        assert main(["fit", str(data), "--domain", str(domain), "--epsilon", "1",
+                     "--seed", "0", "-o", str(out)]) == 0
+    rows = pd.read_csv(out)
+    assert list(rows.columns) == list(X.columns) and len(rows) == len(X)
+    assert rows["income"].between(*drafted["income"]["bounds"]).all()
+
+
 def test_the_workload_bins_of_a_log_scale_are_equal_on_it():
     wl = owed_workload(["amount"]).fit(owed(200))
     edges = wl.bin_edges_["amount"]
@@ -126,16 +174,74 @@ def test_the_workload_bins_of_a_log_scale_are_equal_on_it():
 def test_a_log_scale_in_a_domain_file_reaches_the_workload():
     domain = {"amount": {"bounds": [0, 200000], "points": [0], "scale": "log"},
               "group": ["a", "b"]}
-    assert parse_domain(domain)["log_scale"] == ["amount"]
+    assert parse_domain(domain)["log_scale"] == {"amount": "all"}
     params = workload_params(domain)
     assert params["log_scale"] == ["amount"]
     assert workload_params({"amount": {"bounds": [0, 200000]}})["log_scale"] is None
     wl = QueryWorkload(**params, k=2).fit(owed(200))
-    assert wl.encoder_.coders[0].log
+    assert wl.encoder_.coders[0].log is True
+
+
+def test_a_log_scale_of_the_bins_alone_keeps_the_fine_cells_equal_width():
+    X = incomes()
+    bounds = [int(X.income.min()), int(X.income.max())]
+    domain = {"income": {"bounds": bounds, "scale": "log-bins"}}
+    assert parse_domain(domain)["log_scale"] == {"income": "bins"}
+    params = workload_params(domain)
+    assert params["log_scale"] == {"income": "bins"}
+    wl = QueryWorkload(**params, k=1).fit(X)
+    coder = wl.encoder_.coders[0]
+    assert coder.log == "bins"
+    np.testing.assert_array_equal(wl.bin_edges_["income"],
+                                  cut_edges(*map(float, bounds), 10, [], 1.0, log=True))
+    # the fine grid's cells: equal-width, where "log" puts them on the log scale
+    grid = plan_numbers([coder], len(X), 1.0, 0.5, 1).grids[0]
+    assert not grid.log and not grid.exact
+    np.testing.assert_allclose(np.diff(grid.leaf_edges()), (bounds[1] - bounds[0]) / grid.n_leaves)
+    whole = QueryWorkload(bounds={"income": bounds}, log_scale=["income"], k=1).fit(X)
+    assert plan_numbers(list(whole.encoder_.coders), len(X), 1.0, 0.5, 1).grids[0].log
+    # a dict's "all" is the list's scale
+    same = QueryWorkload(bounds={"income": bounds}, log_scale={"income": "all"}, k=1).fit(X)
+    assert same.encoder_.coders[0].log is True
+
+
+def test_the_drafter_gives_the_bins_alone_a_log_scale_where_only_they_need_it():
+    X = incomes()
+    x = X.income.to_numpy(float)
+    lo, hi = x.min(), x.max()
+    # 64 equal-width cells are fine for it; its 10 equal-width bins, tilted, are not
+    fine = (spread_error(x, np.linspace(lo, hi, 65)),
+            spread_error(x, cut_edges(lo, hi, 64, [], 1.0, log=True)))
+    coarse = (tilted_error(x, np.linspace(lo, hi, 11)),
+              tilted_error(x, cut_edges(lo, hi, 10, [], 1.0, log=True)))
+    assert not (fine[0] >= MIN_ERROR and fine[1] * MIN_GAIN <= fine[0])
+    assert coarse[0] >= MIN_ERROR and coarse[1] * MIN_GAIN <= coarse[0]
+    domain = {"income": {"bounds": [int(lo), int(hi)], "bins": 10}}
+    draft_log_scale(X, domain, MARK)
+    assert domain["income"] == {"bounds": [int(lo), int(hi)], "bins": 10, "scale": "log-bins",
+                                MARK: True}
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", PrivacyLeakWarning)
+        assert draft_domain(X)["income"]["scale"] == "log-bins"
+    # evenly spread values keep the linear scale on both
+    even = pd.DataFrame({"income": np.linspace(1000, 20000, 3000).round()})
+    domain = {"income": {"bounds": [1000, 20000], "bins": 10}}
+    draft_log_scale(even, domain, MARK)
+    assert "scale" not in domain["income"]
+
+
+def test_a_tilt_spreads_a_falling_bin_closer_than_a_flat_draw():
+    rng = np.random.default_rng(1)
+    x = rng.exponential(1.0, 5000)
+    edges = np.linspace(0.0, x.max(), 11)
+    assert tilted_error(x, edges) < spread_error(x, edges)
+    # one bin holding every value: no neighbour, no tilt
+    assert tilted_error(x, edges[[0, -1]]) == pytest.approx(spread_error(x, edges[[0, -1]]))
 
 
 @pytest.mark.parametrize("entry, match", [
-    ({"bounds": [0, 10], "scale": "exp"}, 'column \'x\': "scale" must be "linear" or "log"'),
+    ({"bounds": [0, 10], "scale": "exp"},
+     'column \'x\': "scale" must be "linear", "log" or "log-bins"'),
     ({"values": [1, 2], "scale": "log"}, "column 'x': an entry with 'values' takes only"),
 ])
 def test_a_bad_scale_in_a_domain_file_names_the_column(entry, match):
@@ -173,6 +279,8 @@ def test_spread_error_is_what_the_drafter_compares():
 
 @pytest.mark.parametrize("log_scale, match", [
     (["nope"], r"log_scale names columns not in X: \['nope'\]"),
+    ({"nope": "bins"}, r"log_scale names columns not in X: \['nope'\]"),
+    ({"amount": "cells"}, r'log_scale\[\'amount\'\] must be "all" or "bins"; got \'cells\''),
     (["group"], r"log_scale\['group'\] applies to binned numbers only"),
 ])
 def test_a_bad_log_scale_names_the_column(log_scale, match):

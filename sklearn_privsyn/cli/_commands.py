@@ -359,7 +359,8 @@ def cmd_domain(args):
     clocks = [str(col) for col, entry in draft.items() if entry.get("clock")]
     days = [f"{col} of {' and '.join(_as_list(entry['day_of']))}"
             for col, entry in draft.items() if "day_of" in entry]
-    logs = [str(col) for col, entry in draft.items() if entry.get("scale") == "log"]
+    logs = [str(col) + (" (its bins)" if entry["scale"] == "log-bins" else "")
+            for col, entry in draft.items() if entry.get("scale", "linear") != "linear"]
     read_as = []
     if clocks:
         read_as.append(f"times of day written HHMM (clocks): {', '.join(clocks)}")
