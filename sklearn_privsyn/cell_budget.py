@@ -94,7 +94,7 @@ def _count(name, value):
 
 
 def budgeted_workload(params, X, *, k=3, max_cells=None, cell_budget=DEFAULT_CELL_BUDGET,
-                      clip=True, random_state=None):
+                      clip=True, random_state=None, n_rows=None):
     """The workload of a table and its domain file, marginals chosen under a cell budget.
 
     What ``privsyn fit`` and ``privsyn evaluate`` measure without ``--marginals``:
@@ -111,6 +111,9 @@ def budgeted_workload(params, X, *, k=3, max_cells=None, cell_budget=DEFAULT_CEL
         As in :func:`budgeted_marginals`; ``random_state`` seeds the workload too.
     clip : bool, default=True
         :class:`~sklearn_privsyn.QueryWorkload`'s ``clip``.
+    n_rows : int, optional
+        ``X``'s rows, when the caller has counted them (a Dask table's count is
+        a pass over its files).
 
     Returns
     -------
@@ -130,7 +133,7 @@ def budgeted_workload(params, X, *, k=3, max_cells=None, cell_budget=DEFAULT_CEL
     >>> workload.marginals
     [('a', 'b'), ('a', 'c'), ('b', 'c')]
     """
-    from .counts import is_dask_frame, n_rows, schema
+    from . import counts
     from .domain_file import workload_kwargs
     from .workload import QueryWorkload
 
@@ -141,9 +144,9 @@ def budgeted_workload(params, X, *, k=3, max_cells=None, cell_budget=DEFAULT_CEL
     derived = params.get("derived") or {}
     one_way = [(c,) for c in X.columns if c not in derived]
     sizing = workload(marginals=one_way)
-    rows = n_rows(X)
-    if is_dask_frame(X):  # the schema only: the rows are not in memory
-        sizes = sizing.fit_schema(schema(X), rows).domain_sizes_
+    rows = counts.n_rows(X) if n_rows is None else int(n_rows)
+    if counts.is_dask_frame(X):  # the schema only: the rows are not in memory
+        sizes = sizing.fit_schema(counts.schema(X), rows).domain_sizes_
     else:
         sizes = sizing.fit(X).domain_sizes_
     choice = budgeted_marginals(sizes, k=k, max_cells=max_cells, cell_budget=cell_budget,

@@ -253,6 +253,25 @@ def test_cli_fits_a_parquet_dataset_directory_as_the_same_rows_in_a_file(dataset
     assert len(directory.splitlines()) == 301  # header and as many rows as the input
 
 
+def test_cli_counts_a_dataset_directory_once_and_the_estimator_once(dataset, monkeypatch):
+    from sklearn_privsyn import _base, counts
+    from sklearn_privsyn.cli import main
+
+    passes = []
+    count = counts.n_rows
+
+    def counted(frame):
+        passes.append(counts.is_dask_frame(frame))
+        return count(frame)
+
+    monkeypatch.setattr(counts, "n_rows", counted)
+    monkeypatch.setattr(_base, "n_rows", counted)
+    assert main(["fit", str(dataset / "rows"), "--domain", str(dataset / "domain.json"),
+                 *CLI_FAST, "-o", str(dataset / "out.csv")]) == 0
+    # the command's count serves the workload's cell budget too; fit counts its own X
+    assert passes == [True, True]
+
+
 def test_cli_parquet_dataset_directory_errors(dataset, capsys):
     from sklearn_privsyn.cli import EXIT_DATA, EXIT_USAGE, main
 

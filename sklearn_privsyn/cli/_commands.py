@@ -69,7 +69,7 @@ def _make_workload(args, params, n_marginals):
     )
 
 
-def _choose_workload(args, params, frame):
+def _choose_workload(args, params, frame, n_input=None):
     """The workload of ``fit`` and ``evaluate``: the paper's protocol with
     ``--marginals``, otherwise marginals chosen under ``--cell-budget``."""
     from ..cell_budget import budgeted_workload
@@ -78,7 +78,7 @@ def _choose_workload(args, params, frame):
         return _make_workload(args, params, args.marginals)
     workload, choice = budgeted_workload(params, frame, k=args.k, max_cells=args.max_cells,
                                          cell_budget=args.cell_budget, clip=args.clip,
-                                         random_state=args.seed)
+                                         random_state=args.seed, n_rows=n_input)
     _note(args, f"workload: {choice.describe()}; set --marginals, --max-cells, "
                 "--cell-budget or --k to change it")
     return workload
@@ -238,7 +238,7 @@ def cmd_fit(args):
 
     with _dask_client(args.scheduler):
         n_input = n_rows(frame)
-        workload = _choose_workload(args, params, frame)
+        workload = _choose_workload(args, params, frame, n_input)
         estimator = cls(workload=workload, **given)
         started = time.perf_counter()
         with warnings.catch_warnings(record=True) as caught:
