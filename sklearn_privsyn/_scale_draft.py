@@ -17,7 +17,7 @@ read from the data and marked so.
 import numpy as np
 
 from ._number_spec import cut_edges, float_values
-from .bin_tilts import bin_tilts
+from .bin_tilts import bin_tilts, tilted_cdf
 
 __all__ = ["CELL_LEVELS", "MIN_ERROR", "MIN_GAIN", "draft_log_scale", "spread_error",
            "tilted_error"]
@@ -38,7 +38,7 @@ def _cell_errors(values, edges, tilted):
     width = np.diff(edges)[cell]
     t = np.divide(x - edges[cell], width, out=np.zeros(n), where=width > 0)
     a = bin_tilts(mass, edges)[cell] if tilted else 0.0
-    model = np.concatenate([[0.0], np.cumsum(mass)])[cell] + mass[cell] * (a * t**2 + (1 - a) * t)
+    model = np.concatenate([[0.0], np.cumsum(mass)])[cell] + mass[cell] * tilted_cdf(a, t)
     above = np.arange(1, n + 1) / n  # the values' CDF at each value, and just below it
     below = np.searchsorted(x, x, side="left") / n
     return float(max(np.max(np.abs(above - model)), np.max(np.abs(below - model))))

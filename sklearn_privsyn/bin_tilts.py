@@ -29,7 +29,7 @@ the bins nothing measured").
 
 import numpy as np
 
-__all__ = ["bin_tilts", "tilted_uniform"]
+__all__ = ["bin_tilts", "tilted_cdf", "tilted_uniform"]
 
 
 def bin_tilts(shares, edges):
@@ -80,10 +80,24 @@ def bin_tilts(shares, edges):
     return np.clip(tilts, -1.0, 1.0)
 
 
+def tilted_cdf(tilts, t):
+    """The distribution function ``a t**2 + (1 - a) t`` of the density ``1 + a (2 t - 1)``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> tilted_cdf(np.array([0.0, 1.0, -1.0]), np.array([0.25, 0.5, 0.5])).tolist()
+    [0.25, 0.25, 0.75]
+    """
+    tilts = np.asarray(tilts, dtype=float)
+    t = np.asarray(t, dtype=float)
+    return tilts * t**2 + (1.0 - tilts) * t
+
+
 def tilted_uniform(tilts, u):
     """Positions in ``[0, 1]`` with density ``1 + a (2 t - 1)`` from uniforms ``u``.
 
-    The inverse of the distribution function ``a t**2 + (1 - a) t``, written so
+    The inverse of :func:`tilted_cdf` (``a t**2 + (1 - a) t``), written so
     that a tilt of 0 returns ``u`` itself and no tilt in ``[-1, 1]`` divides by 0.
 
     Examples

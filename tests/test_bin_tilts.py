@@ -10,7 +10,7 @@ from scipy import stats
 
 from sklearn_privsyn import AdaptiveProjection, QueryWorkload
 from sklearn_privsyn._coders import BinnedCoder
-from sklearn_privsyn.bin_tilts import bin_tilts, tilted_uniform
+from sklearn_privsyn.bin_tilts import bin_tilts, tilted_cdf, tilted_uniform
 
 
 @pytest.mark.parametrize("slope", [-0.015, -0.005, 0.0, 0.01])
@@ -69,6 +69,14 @@ def test_tilted_uniform_has_the_linear_density(tilt):
     assert stats.kstest(t, cdf).pvalue > 0.001
     # and it is not uniform
     assert stats.kstest(t, "uniform").pvalue < 0.001
+
+
+def test_the_distribution_function_inverts_the_draws():
+    rng = np.random.default_rng(3)
+    tilts, u = rng.uniform(-1, 1, 1000), rng.random(1000)
+    np.testing.assert_allclose(tilted_cdf(tilts, tilted_uniform(tilts, u)), u, atol=1e-12)
+    assert tilted_cdf(tilts, np.zeros(1000)).tolist() == [0.0] * 1000
+    np.testing.assert_allclose(tilted_cdf(tilts, np.ones(1000)), 1.0)
 
 
 def test_no_tilt_keeps_the_uniforms():
