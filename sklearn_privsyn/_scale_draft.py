@@ -105,6 +105,6 @@ def draft_log_scale(X, domain, mark):
         if not isinstance(bins, int) or bins < 2:
             continue
         if _gains(tilted_error(x, cut_edges(lo, hi, bins, cuts, step)),
-                  tilted_error(x, cut_edges(lo, hi, bins, cuts, step, log=True))):
+                  tilted_error(x, cut_edges(lo, hi, bins, cuts, step, log="bins"))):
             entry["scale"] = "log-bins"
             entry[mark] = True

@@ -68,6 +68,32 @@ def test_log_edges_are_equal_on_the_log_scale_and_keep_the_bounds(lo, hi):
     np.testing.assert_allclose(back, edges, rtol=1e-12, atol=1e-9 * (hi - lo))
 
 
+@pytest.mark.parametrize("lo, hi, n_bins", [(0.0, 2.3e6, 10), (-43.0, 1301.0, 9),
+                                            (0.0, 20.0, 4)])
+def test_log_bins_alone_are_an_octave_each_above_the_bounds_span_over_2_to_the_bins(
+        lo, hi, n_bins):
+    edges = cut_edges(lo, hi, n_bins, [], None, log="bins")
+    assert edges[0] == lo and edges[-1] == hi and len(edges) == n_bins + 1
+    c = (hi - lo) / 2**n_bins
+    ratios = (edges[1:] - lo + c) / (edges[:-1] - lo + c)
+    np.testing.assert_allclose(ratios, (2**n_bins + 1) ** (1 / n_bins), rtol=1e-9)
+    assert ratios[0] == pytest.approx(2.0, rel=0.1)
+    # a lower bound above the offset keeps log(x), as with the bins and cells together
+    np.testing.assert_array_equal(cut_edges(1000.0, 5000.0, 6, [], None, log="bins"),
+                                  cut_edges(1000.0, 5000.0, 6, [], None, log=True))
+
+
+def test_log_bins_of_a_column_from_0_spend_few_bins_below_its_values():
+    # incomes bounded by 0 and 2.3 million, nearly all above 5,000: sixteen octaves in
+    # ten bins put four bins below 3,000, where no row is; an octave a bin puts one
+    x = incomes(seed=3).income.to_numpy(float) * 10
+    edges = cut_edges(0.0, 2.3e6, 10, [], None, log="bins")
+    assert np.quantile(x, 0.005) > 5000 and x.max() < 2.3e6
+    assert np.sum(edges < 3000) == 2  # 0 and one more edge
+    assert np.sum(cut_edges(0.0, 2.3e6, 10, [], None, log=True) < 3000) == 5
+    assert np.histogram(x, edges)[0].astype(bool).sum() >= 6
+
+
 def test_log_edges_of_a_step_are_multiples_of_it_and_keep_every_cut():
     edges = cut_edges(0.0, 199308.0, 30, [1000.0], 1.0, log=True)
     assert np.all(edges == np.round(edges)) and np.all(np.diff(edges) > 0)
@@ -193,7 +219,7 @@ def test_a_log_scale_of_the_bins_alone_keeps_the_fine_cells_equal_width():
     coder = wl.encoder_.coders[0]
     assert coder.log == "bins"
     np.testing.assert_array_equal(wl.bin_edges_["income"],
-                                  cut_edges(*map(float, bounds), 10, [], 1.0, log=True))
+                                  cut_edges(*map(float, bounds), 10, [], 1.0, log="bins"))
     # the fine grid's cells: equal-width, where "log" puts them on the log scale
     grid = plan_numbers([coder], len(X), 1.0, 0.5, 1).grids[0]
     assert not grid.log and not grid.exact
@@ -213,7 +239,7 @@ def test_the_drafter_gives_the_bins_alone_a_log_scale_where_only_they_need_it():
     fine = (spread_error(x, np.linspace(lo, hi, 65)),
             spread_error(x, cut_edges(lo, hi, 64, [], 1.0, log=True)))
     coarse = (tilted_error(x, np.linspace(lo, hi, 11)),
-              tilted_error(x, cut_edges(lo, hi, 10, [], 1.0, log=True)))
+              tilted_error(x, cut_edges(lo, hi, 10, [], 1.0, log="bins")))
     assert not (fine[0] >= MIN_ERROR and fine[1] * MIN_GAIN <= fine[0])
     assert coarse[0] >= MIN_ERROR and coarse[1] * MIN_GAIN <= coarse[0]
     domain = {"income": {"bounds": [int(lo), int(hi)], "bins": 10}}
