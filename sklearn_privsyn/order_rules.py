@@ -62,6 +62,7 @@ import pandas as pd
 
 from ._coders import is_number_dtype
 from ._number_spec import float_values
+from ._rule_relaxation import keepable_rules
 from ._sampling import allocate_counts, rake
 
 __all__ = ["OrderRule", "bound_text", "capped_shares", "check_numeric", "declarations",
@@ -380,10 +381,10 @@ def sample_keeping_rules(draw, rules, sizes, n_samples, rng, *, block=None, rede
     UserWarning
         When fewer kept rows than ``n_samples`` were found: some are repeated.
 
-    Raises
-    ------
-    ValueError
-        When no row of the model keeps the rules.
+    UserWarning
+        When fewer than ``n_samples`` rows drawn keep every rule (a block: a
+        fifth of them): the rules left out so that enough rows keep the others
+        (:func:`~sklearn_privsyn._rule_relaxation.keepable_rules`).
     """
     batch = max(n_samples, MIN_BATCH)
     numbers = list(dict.fromkeys(c for r in rules for c in r.numbers))
@@ -408,10 +409,15 @@ def sample_keeping_rules(draw, rules, sizes, n_samples, rng, *, block=None, rede
         kept.append(k)
         frames.append(f[k] if keep is None else f.loc[k, keep])
     kept = np.concatenate(kept)
-    if not kept.any():
-        raise ValueError(f"No row drawn from the fitted model keeps the declared rules "
-                         f"({', '.join(str(r) for r in rules)}) in {len(kept):,} draws: check "
-                         "that they can hold together within the columns' bounds.")
+    # rules too few rows keep together (fewer than n rows, a block's moves start from a
+    # fifth of them): some left out, with a warning
+    if kept.sum() < (n_samples if block is None else n_samples / BLOCK_KEPT_PER_ROW):
+        fewer, left_out = keepable_rules(rules, bank[1],
+                                         math.ceil(wanted * batch / MAX_POOL_ROWS))
+        if left_out:
+            return (sample_keeping_rules(draw, fewer, sizes, n_samples, rng, block=block,
+                                         derived=derived, redecode=redecode)
+                    if fewer else draw(n_samples, rng)[1])
     if block is None and kept.sum() < n_samples:
         warnings.warn(f"Only {kept.mean():.2%} of the rows drawn from the fitted model keep the "
                       f"declared rules: {int(kept.sum()):,} kept rows give "

@@ -45,6 +45,18 @@ def _print_warnings(caught):
             print(f"privsyn: warning: {text}", file=sys.stderr)
 
 
+@contextlib.contextmanager
+def _warnings_printed(quiet=False):
+    """The warnings raised inside, on stderr as ``privsyn: warning: ...`` (each once)."""
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        try:
+            yield
+        finally:
+            if not quiet:
+                _print_warnings(caught)
+
+
 def _load_algorithm(name):
     entry = get_synthesizer(name)
     try:
@@ -89,13 +101,9 @@ def _draft(typed, args, *, quiet=False):
     ``privsyn domain``'s rules; warnings on stderr."""
     from ..domain_draft import draft_domain
 
-    with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always")
-        draft = draft_domain(typed, max_categories=args.max_categories, bins=args.bins,
-                             point_share=args.point_share)
-    if not quiet:
-        _print_warnings(caught)
-    return draft
+    with _warnings_printed(quiet):
+        return draft_domain(typed, max_categories=args.max_categories, bins=args.bins,
+                            point_share=args.point_share)
 
 
 def _read_dataset_directory(args, path):
@@ -106,10 +114,8 @@ def _read_dataset_directory(args, path):
             "never read to draft a domain; give --domain"
         )
     params = read_domain(args.domain)
-    with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always")
+    with _warnings_printed():
         warn_read_from_data(params, args.domain)
-    _print_warnings(caught)
     _override_missing(args, params)
     frame, dropped, input_order = read_parquet_dataset(path, params)
     return frame, input_order, params, dropped
@@ -123,11 +129,8 @@ def _read_with_domain(args, path, *, quiet_draft=False):
                               "the drafted domain")
     else:
         params = read_domain(args.domain)
-        if not quiet_draft:
-            with warnings.catch_warnings(record=True) as caught:
-                warnings.simplefilter("always")
-                warn_read_from_data(params, args.domain)
-            _print_warnings(caught)
+        with _warnings_printed(quiet_draft):
+            warn_read_from_data(params, args.domain)
     _override_missing(args, params)
     raw = frame_of(source, as_text=True)
     frame, dropped = convert_table(raw, params, path)
@@ -241,15 +244,12 @@ def cmd_fit(args):
         workload = _choose_workload(args, params, frame, n_input)
         estimator = cls(workload=workload, **given)
         started = time.perf_counter()
-        with warnings.catch_warnings(record=True) as caught:
-            warnings.simplefilter("always")
-            try:
-                estimator.fit(frame)
-            finally:
-                _print_warnings(caught)
+        with _warnings_printed():
+            estimator.fit(frame)
         seconds = time.perf_counter() - started
     n_rows = args.rows if args.rows is not None else n_input
-    synthetic = estimator.sample(n_rows, random_state=args.seed)[input_order]
+    with _warnings_printed():
+        synthetic = estimator.sample(n_rows, random_state=args.seed)[input_order]
     _write_table(synthetic, args.output)
     if args.ledger:
         write_ledger(estimator, args.ledger)
