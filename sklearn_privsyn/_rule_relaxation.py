@@ -4,7 +4,7 @@ Drafted rules each hold on the real rows, and together too, but a model fitted
 on a thin budget may never draw a row that keeps them all: on a panel of states
 whose every count follows the population (deaths by age, populations by age,
 miles driven), ``privsyn domain`` drafts a ratio between nearly every two
-counts, and a model that draws the counts apart meets 156 of them together on
+counts, and a model that draws the counts apart meets 159 of them together on
 no row of two million. ``sample()`` then has no row to give. Leaving rules out
 is post-processing of public declarations (no budget, no data): it changes the
 rows, never the guarantee, and the warning names every rule left out.
