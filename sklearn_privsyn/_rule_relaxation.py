@@ -57,6 +57,7 @@ def keepable_rules(rules, frame, min_kept):
     """
     rules = list(rules)
     breaks = np.column_stack([~np.asarray(r.kept(frame), bool) for r in rules])
+    times_broken = breaks.sum(axis=0)
     active = np.ones(len(rules), dtype=bool)
     while active.any():
         broken = breaks[:, active].sum(axis=1)
@@ -64,7 +65,7 @@ def keepable_rules(rules, frame, min_kept):
             break
         # rows that only this rule stops; ties go to the rule broken most often
         alone = breaks[broken == 1].sum(axis=0)
-        score = np.where(active, alone * (len(frame) + 1) + breaks.sum(axis=0), -1)
+        score = np.where(active, alone * (len(frame) + 1) + times_broken, -1)
         active[int(np.argmax(score))] = False
     kept_rules = [r for r, a in zip(rules, active) if a]
     left_out = [r for r, a in zip(rules, active) if not a]
